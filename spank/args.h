@@ -1,0 +1,29 @@
+/*
+ * args.h - the plugin's arguments from plugstack.conf, e.g.
+ *
+ *   optional spank_otel.so lib=/usr/lib/.../libspankotel.so exclude=a,b \
+ *            default=on max_env=2097152
+ *
+ * A bad argument is logged and ignored; it never makes a callback fail.
+ */
+#ifndef SPANK_OTEL_ARGS_H
+#define SPANK_OTEL_ARGS_H
+
+#include <limits.h>
+
+#include "solog.h"
+
+struct so_args {
+	char lib[PATH_MAX]; /* absolute path of the Go library */
+	int lib_ok;         /* 0 when lib= was relative or too long */
+	char exclude[4096]; /* comma-separated keys, "" for none */
+	int default_on;     /* 1 unless default=off */
+	long max_env;       /* execve() budget override in bytes, 0 = compute */
+};
+
+/* Fills a with the defaults (lib = default_lib), then applies av[0..ac-1].
+ * Problems are reported through lg (which may be NULL to stay quiet). */
+void so_args_parse(struct so_args *a, const char *default_lib, int ac,
+		   char **av, const struct so_logger *lg);
+
+#endif

@@ -1,0 +1,407 @@
+/*
+ * spank-otel-mockslurm - a stand-in for the parts of Slurm that call the
+ * spank-otel plugin, to test spank_otel.so without a cluster.
+ *
+ * It loads the plugin like Slurm does (dlopen, the plugin_* symbols),
+ * provides the spank_* and slurm_* functions the plugin calls, and runs the
+ * callbacks in the order of one context:
+ *   local/allocator: init, option callback (remote=0), init_post_opt, exit
+ *   remote: init, option from the launch request (--option) or else from
+ *           the step environment (as slurmstepd does, removing it there),
+ *           init_post_opt, then per task a forked child that runs
+ *           task_init, then exit.
+ * It prints one item per line: plugin_*, options=, option_cb=, the
+ * callbacks' return codes, "log <level> <text>", and for each task the
+ * variables the plugin writes ("env=K=V"), "task_init=" and whether the
+ * parent process ever mapped the library ("parent_mapped_lib=").
+ */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <getopt.h>
+#include <grp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <slurm/spank.h>
+
+#define EXPORT __attribute__((visibility("default")))
+
+struct spank_handle {
+	spank_context_t ctx;
+	int in_init;
+	char ***env;
+	int argc;
+	char **argv;
+};
+
+static spank_context_t current_ctx = S_CTX_ERROR;
+static struct spank_option registered[16];
+static int nregistered;
+
+static void vlog(const char *level, const char *fmt, va_list ap)
+{
+	printf("log %s ", level);
+	vprintf(fmt, ap);
+	printf("\n");
+	fflush(stdout);
+}
+
+#define LOGFN(name, level)                                                 \
+	EXPORT void name(const char *fmt, ...)                             \
+	{                                                                  \
+		va_list ap;                                                \
+		va_start(ap, fmt);                                         \
+		vlog(level, fmt, ap);                                      \
+		va_end(ap);                                                \
+	}
+
+LOGFN(slurm_error, "error")
+LOGFN(slurm_info, "info")
+LOGFN(slurm_verbose, "verbose")
+LOGFN(slurm_debug, "debug")
+LOGFN(slurm_debug2, "debug2")
+LOGFN(slurm_debug3, "debug3")
+LOGFN(slurm_spank_log, "spank")
+
+EXPORT const char *spank_strerror(spank_err_t err)
+{
+	static char buf[32];
+
+	snprintf(buf, sizeof(buf), "mock spank error %d", (int)err);
+	return buf;
+}
+
+EXPORT spank_context_t spank_context(void)
+{
+	return current_ctx;
+}
+
+EXPORT int spank_remote(spank_t sp)
+{
+	if (!sp)
+		return -1;
+	return sp->ctx == S_CTX_REMOTE;
+}
+
+EXPORT int spank_symbol_supported(const char *name)
+{
+	return name && !strncmp(name, "slurm_spank_", 12);
+}
+
+EXPORT spank_err_t spank_option_register(spank_t sp, struct spank_option *opt)
+{
+	if (!sp || !sp->in_init || !opt || !opt->name || !opt->usage)
+		return ESPANK_BAD_ARG;
+	if (nregistered >= 16)
+		return ESPANK_NOSPACE;
+	registered[nregistered++] = *opt;
+	return ESPANK_SUCCESS;
+}
+
+EXPORT spank_err_t spank_get_item(spank_t sp, spank_item_t item, ...)
+{
+	spank_err_t rc = ESPANK_SUCCESS;
+	va_list ap;
+
+	if (!sp)
+		return ESPANK_BAD_ARG;
+	if (sp->ctx != S_CTX_REMOTE)
+		return ESPANK_NOT_REMOTE;
+	va_start(ap, item);
+	switch (item) {
+	case S_JOB_ENV:
+		*va_arg(ap, char ***) = *sp->env;
+		break;
+	case S_JOB_ARGV:
+		*va_arg(ap, int *) = sp->argc;
+		*va_arg(ap, char ***) = sp->argv;
+		break;
+	default:
+		rc = ESPANK_NOT_AVAIL;
+		break;
+	}
+	va_end(ap);
+	return rc;
+}
+
+static char **env_find(char **env, const char *name)
+{
+	size_t len = strlen(name);
+
+	for (; *env; env++)
+		if (!strncmp(*env, name, len) && (*env)[len] == '=')
+			return env;
+	return NULL;
+}
+
+static void env_unset(char **env, const char *name)
+{
+	char **e = env_find(env, name);
+
+	if (!e)
+		return;
+	for (; *e; e++)
+		e[0] = e[1];
+}
+
+EXPORT spank_err_t spank_setenv(spank_t sp, const char *var, const char *val,
+				int overwrite)
+{
+	char **env, **e, *entry;
+	size_t n = 0;
+
+	if (!sp || !var || !val)
+		return ESPANK_BAD_ARG;
+	if (sp->ctx != S_CTX_REMOTE)
+		return ESPANK_NOT_REMOTE;
+	env = *sp->env;
+	if ((e = env_find(env, var)) && !overwrite)
+		return ESPANK_ENV_EXISTS;
+	if (asprintf(&entry, "%s=%s", var, val) < 0)
+		return ESPANK_ERROR;
+	if (e) {
+		*e = entry;
+		return ESPANK_SUCCESS;
+	}
+	while (env[n])
+		n++;
+	/* Like Slurm, the array may move: callers must fetch it again. */
+	env = realloc(env, (n + 2) * sizeof(char *));
+	if (!env)
+		return ESPANK_ERROR;
+	env[n] = entry;
+	env[n + 1] = NULL;
+	*sp->env = env;
+	return ESPANK_SUCCESS;
+}
+
+/* "_SLURM_SPANK_OPTION_" + plugin name + "_" + option name, each byte
+ * that is not alphanumeric as '_' (Slurm's naming). */
+static void option_env_name(const char *plugin, const char *opt, char *buf,
+			    size_t len)
+{
+	char *p;
+
+	snprintf(buf, len, "_SLURM_SPANK_OPTION_%s_%s", plugin, opt);
+	for (p = buf + 20; *p; p++)
+		if (!isalnum((unsigned char)*p))
+			*p = '_';
+}
+
+static int parent_mapped(const char *needle)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	char line[4096];
+	int found = 0;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, needle))
+			found = 1;
+	fclose(f);
+	return found;
+}
+
+static void usage(void)
+{
+	fprintf(stderr,
+"usage: spank-otel-mockslurm --plugin SO [--context local|allocator|remote]\n"
+"       [--arg ARG]... [--option VALUE] [--env K=V]... [--argv WORD]...\n"
+"       [--tasks N] [--as-user UID] [--watch-lib SUBSTRING]\n"
+"       [--ignore-sigpipe]\n");
+	exit(64);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "plugin", required_argument, NULL, 'p' },
+		{ "context", required_argument, NULL, 'c' },
+		{ "arg", required_argument, NULL, 'a' },
+		{ "option", required_argument, NULL, 'o' },
+		{ "env", required_argument, NULL, 'e' },
+		{ "argv", required_argument, NULL, 'v' },
+		{ "tasks", required_argument, NULL, 't' },
+		{ "as-user", required_argument, NULL, 'u' },
+		{ "watch-lib", required_argument, NULL, 'w' },
+		{ "ignore-sigpipe", no_argument, NULL, 'i' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *plugin = NULL, *option = NULL, *watch = NULL;
+	char *pargs[32], *targv[32], **env;
+	int npargs = 0, ntargv = 0, nenv = 0, tasks = 1, opt, rc, i;
+	long as_uid = -1;
+	struct spank_handle h;
+	spank_f *init, *post_opt, *task_init, *spank_exit;
+	const char *pname, *ptype;
+	const unsigned int *pversion;
+	void *so;
+
+	env = calloc((size_t)argc + 1, sizeof(char *));
+	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'p':
+			plugin = optarg;
+			break;
+		case 'c':
+			if (!strcmp(optarg, "local"))
+				current_ctx = S_CTX_LOCAL;
+			else if (!strcmp(optarg, "allocator"))
+				current_ctx = S_CTX_ALLOCATOR;
+			else if (!strcmp(optarg, "remote"))
+				current_ctx = S_CTX_REMOTE;
+			else
+				usage();
+			break;
+		case 'a':
+			if (npargs < 31)
+				pargs[npargs++] = optarg;
+			break;
+		case 'o':
+			option = optarg;
+			break;
+		case 'e':
+			env[nenv++] = strdup(optarg);
+			break;
+		case 'v':
+			if (ntargv < 31)
+				targv[ntargv++] = optarg;
+			break;
+		case 't':
+			tasks = atoi(optarg);
+			break;
+		case 'u':
+			as_uid = atol(optarg);
+			break;
+		case 'w':
+			watch = optarg;
+			break;
+		case 'i':
+			/* As a task launched from a shell that ignores it. */
+			signal(SIGPIPE, SIG_IGN);
+			break;
+		default:
+			usage();
+		}
+	}
+	if (!plugin || optind != argc)
+		usage();
+	if (current_ctx == S_CTX_ERROR)
+		current_ctx = S_CTX_REMOTE;
+	pargs[npargs] = NULL;
+	targv[ntargv] = NULL;
+	env[nenv] = NULL;
+
+	/* Slurm uses RTLD_LAZY; the plugin is linked with -z now, so every
+	 * symbol it needs must resolve here, as in every Slurm command. */
+	if (!(so = dlopen(plugin, RTLD_LAZY))) {
+		printf("dlopen_error=%s\n", dlerror());
+		return 1;
+	}
+	pname = dlsym(so, "plugin_name");
+	ptype = dlsym(so, "plugin_type");
+	pversion = dlsym(so, "plugin_version");
+	init = (spank_f *)dlsym(so, "slurm_spank_init");
+	post_opt = (spank_f *)dlsym(so, "slurm_spank_init_post_opt");
+	task_init = (spank_f *)dlsym(so, "slurm_spank_task_init");
+	spank_exit = (spank_f *)dlsym(so, "slurm_spank_exit");
+	printf("plugin_name=%s\nplugin_type=%s\nplugin_version_ok=%s\n",
+	       pname ? pname : "(missing)", ptype ? ptype : "(missing)",
+	       pversion && *pversion == SLURM_VERSION_NUMBER ? "yes" : "no");
+	if (!pname || !init)
+		return 1;
+
+	memset(&h, 0, sizeof(h));
+	h.ctx = current_ctx;
+	h.env = &env;
+	h.argc = ntargv;
+	h.argv = targv;
+
+	h.in_init = 1;
+	rc = init(&h, npargs, pargs);
+	h.in_init = 0;
+	printf("init=%d\n", rc);
+	for (i = 0; i < nregistered; i++)
+		printf("options=--%s=%s has_arg=%d usage=%s\n",
+		       registered[i].name,
+		       registered[i].arginfo ? registered[i].arginfo : "",
+		       registered[i].has_arg, registered[i].usage);
+
+	for (i = 0; i < nregistered; i++) {
+		char name[256];
+		char **e;
+		int remote = current_ctx == S_CTX_REMOTE;
+
+		option_env_name(pname, registered[i].name, name, sizeof(name));
+		if (option) {
+			/* srun/sbatch command line, or the launch request. */
+			rc = registered[i].cb(registered[i].val, option, remote);
+			printf("option_cb=%d\n", rc);
+		} else if (remote && (e = env_find(env, name))) {
+			/* slurmstepd: from the step environment. */
+			rc = registered[i].cb(registered[i].val,
+					      strchr(*e, '=') + 1, 1);
+			printf("option_cb_env=%d\n", rc);
+		}
+		if (remote)
+			env_unset(env, name);
+	}
+
+	if (post_opt)
+		printf("init_post_opt=%d\n", post_opt(&h, npargs, pargs));
+
+	if (current_ctx == S_CTX_REMOTE && task_init) {
+		for (i = 0; i < tasks; i++) {
+			int status;
+			pid_t pid;
+
+			fflush(stdout);
+			pid = fork();
+			if (pid == 0) {
+				char **e;
+
+				if (as_uid >= 0 &&
+				    (setgroups(0, NULL) ||
+				     setregid((gid_t)as_uid, (gid_t)as_uid) ||
+				     setreuid((uid_t)as_uid, (uid_t)as_uid))) {
+					printf("setreuid_error=%s\n",
+					       strerror(errno));
+					_exit(1);
+				}
+				struct sigaction sa;
+
+				rc = task_init(&h, npargs, pargs);
+				printf("task_init=%d\n", rc);
+				sigaction(SIGPIPE, NULL, &sa);
+				printf("sigpipe=%s\n",
+				       (sa.sa_flags & SA_SIGINFO) ? "handler"
+				       : sa.sa_handler == SIG_IGN ? "ignored"
+				       : sa.sa_handler == SIG_DFL ? "default"
+								  : "handler");
+				for (e = env; *e; e++)
+					if (!strncmp(*e, "OTEL_", 5) ||
+					    !strncmp(*e, "_SLURM_SPANK_", 13))
+						printf("env=%s\n", *e);
+				fflush(stdout);
+				_exit(0);
+			}
+			waitpid(pid, &status, 0);
+			if (WIFSIGNALED(status))
+				printf("task_killed=%d\n", WTERMSIG(status));
+		}
+	}
+	if (spank_exit)
+		printf("exit=%d\n", spank_exit(&h, npargs, pargs));
+	if (watch)
+		printf("parent_mapped_lib=%s\n",
+		       parent_mapped(watch) == 1 ? "yes" : "no");
+	return 0;
+}

@@ -1,0 +1,464 @@
+#!/bin/bash
+# Tests of the spank-otel shim's loader and of spank_otel.so itself.
+#
+#   test.sh --harness PATH --testdata DIR [--mock PATH --shim PATH]
+#           [--go PATH] [--real PATH]
+#
+# --harness   spank-otel-harness (make -C spank harness)
+# --testdata  directory with libfake.so, libfake-noabi.so, libfake-abi2.so
+# --mock      spank-otel-mockslurm; with --shim, the plugin is tested in it
+# --go        an empty Go c-shared library (make -C spank goempty)
+# --real      the real libspankotel.so
+#
+# The loader checks (missing, empty, truncated, foreign ELF, unsafe owner or
+# mode, signal state, resource limits) run against every library given.
+# Needs root (it changes file owners and runs children as uid 65534).
+# Prints "N passed, M failed" last and exits non-zero when anything failed.
+
+set -u
+
+HARNESS= TESTDATA= MOCK= SHIM= GOLIB= REAL=
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--harness) HARNESS=$2; shift 2 ;;
+	--testdata) TESTDATA=$2; shift 2 ;;
+	--mock) MOCK=$2; shift 2 ;;
+	--shim) SHIM=$2; shift 2 ;;
+	--go) GOLIB=$2; shift 2 ;;
+	--real) REAL=$2; shift 2 ;;
+	*) echo "test.sh: unknown argument $1" >&2; exit 64 ;;
+	esac
+done
+
+PASS=0
+FAIL=0
+OUT=
+RC=0
+
+pass() { PASS=$((PASS + 1)); echo "ok   - $1"; }
+fail() {
+	FAIL=$((FAIL + 1))
+	echo "FAIL - $1"
+	[ -n "${2:-}" ] && echo "       $2"
+	printf '%s\n' "$OUT" | sed 's/^/       | /' | head -40
+}
+
+# run CMD...: runs it (at most 60 s), output in $OUT, exit code in $RC.
+run() {
+	OUT=$(timeout 60 "$@" 2>&1)
+	RC=$?
+}
+
+# check NAME RC PATTERN...: $RC must equal RC, and $OUT must match every
+# PATTERN (grep -E); a PATTERN starting with ! must not match.
+check() {
+	local name=$1 want=$2 p
+	shift 2
+	if [ "$RC" != "$want" ]; then
+		fail "$name" "exit code $RC, want $want"
+		return
+	fi
+	for p in "$@"; do
+		if [ "${p#!}" != "$p" ]; then
+			if printf '%s\n' "$OUT" | grep -qE -- "${p#!}"; then
+				fail "$name" "output matches /${p#!}/"
+				return
+			fi
+		elif ! printf '%s\n' "$OUT" | grep -qE -- "$p"; then
+			fail "$name" "output lacks /$p/"
+			return
+		fi
+	done
+	pass "$name"
+}
+
+if [ "$(id -u)" != 0 ]; then
+	echo "test.sh: needs root (file owners, --as-user)"
+	echo "0 passed, 1 failed"
+	exit 1
+fi
+if [ ! -x "$HARNESS" ] || [ ! -f "$TESTDATA/libfake.so" ]; then
+	echo "test.sh: --harness and --testdata are required (make -C spank harness)"
+	echo "0 passed, 1 failed"
+	exit 1
+fi
+
+# A directory whose whole path is root-owned and not group/world-writable,
+# as the loader demands (/tmp is world-writable, so it will not do).
+T=$(mktemp -d /run/spank-otel-test.XXXXXX 2>/dev/null) ||
+	T=$(mktemp -d "$TESTDATA/../test.XXXXXX")
+chmod 755 "$T"
+trap 'rm -rf "$T"' EXIT
+ENVF=$T/env
+printf 'SLURM_JOB_ID=12345\0SLURM_CLUSTER_NAME=cluster-a\0SLURM_JOB_NAME=t\0PATH=/usr/bin\0' > "$ENVF"
+
+H() { run "$HARNESS" --env-file "$ENVF" "$@"; }
+
+# Loader checks that hold for any library: $1 = kind, $2 = path.
+loader_suite() {
+	local kind=$1 src=$2 d=$T/$1 lib size other
+	mkdir -p "$d"
+	lib=$d/lib.so
+	cp "$src" "$lib"
+	chmod 644 "$lib"
+
+	H --lib "$lib"
+	check "$kind: loads from a safe path" 0 '^status=called$' '^sigstate=same$' '^rlimits=same$'
+
+	H --lib "$lib" --ignore PIPE --block USR1 --block TERM
+	check "$kind: SIGPIPE ignored before stays ignored, mask and altstack kept" 0 \
+		'^status=called$' '^sigstate=same$' '^ignored=.*PIPE'
+
+	H --lib "$lib" --ignore PIPE --no-guard
+	check "$kind: without the guard the library changes the signal state" 0 \
+		'^sigstate=changed .*signal 13: SIG_IGN -> handler' '!^ignored=.*PIPE'
+
+	H --lib "$lib" --open-in-child
+	check "$kind: open and check in the child works too" 0 '^status=called$' '^sigstate=same$'
+
+	H --lib "$lib" --reuse-fd
+	check "$kind: descriptor reused for another file before loading: refused" 2 \
+		'^status=open-failed$' 'its descriptor was closed or reused'
+
+	H --lib "$lib" --as-user 65534 --ignore PIPE
+	check "$kind: loads in a child running as another user" 0 '^status=called$' '^sigstate=same$'
+
+	H --lib "$d/missing.so"
+	check "$kind: missing library: one error, not loaded" 2 '^status=open-failed$' \
+		'msg error spank-otel: cannot open .*missing.so: No such file'
+
+	: > "$d/empty.so"
+	H --lib "$d/empty.so"
+	check "$kind: zero-byte file: dlopen error logged" 4 '^status=load-failed$' \
+		'msg error spank-otel: cannot load .*empty.so: .*(too short|invalid ELF)'
+
+	size=$(stat -c %s "$lib")
+	head -c $((size / 2)) "$lib" > "$d/trunc.so"
+	H --lib "$d/trunc.so"
+	check "$kind: truncated copy: refused before dlopen (which would SIGBUS)" 4 \
+		'^status=load-failed$' 'msg error spank-otel: cannot load .*trunc.so: truncated ELF file'
+
+	# Cut inside the program headers, and just short of the end.
+	head -c 100 "$lib" > "$d/trunc2.so"
+	H --lib "$d/trunc2.so"
+	check "$kind: copy cut inside the program headers: refused" 4 '^status=load-failed$' \
+		'cannot load .*trunc2.so: damaged ELF file'
+	head -c $((size - 1)) "$lib" > "$d/trunc3.so"
+	H --lib "$d/trunc3.so"
+	if [ "$RC" = 0 ] || [ "$RC" = 4 ]; then
+		pass "$kind: copy missing its last byte: loaded or refused, never a crash"
+	else
+		fail "$kind: copy missing its last byte: loaded or refused, never a crash" "exit $RC"
+	fi
+
+	printf 'not an ELF file, but long enough to hold an ELF header: %080d\n' 0 > "$d/text.so"
+	H --lib "$d/text.so"
+	check "$kind: not an ELF file: dlopen error logged" 4 '^status=load-failed$' \
+		'msg error spank-otel: cannot load .*text.so: .*invalid ELF header'
+
+	for other in /lib/x86_64-linux-gnu/libz.so.1 /usr/lib/x86_64-linux-gnu/libz.so.1 \
+		/lib/x86_64-linux-gnu/libgcc_s.so.1; do
+		[ -e "$other" ] && break
+	done
+	cp -L "$other" "$d/other.so"
+	H --lib "$d/other.so"
+	check "$kind: a different ELF library ($(basename "$other")): symbols missing" 5 \
+		'^status=symbol-missing$' 'msg error spank-otel: cannot use .*other.so: it does not export spank_otel_'
+
+	cp "$lib" "$d/ww.so"
+	chmod 666 "$d/ww.so"
+	H --lib "$d/ww.so"
+	check "$kind: world-writable file refused" 1 '^status=refused$' \
+		'refusing to load .*ww.so: writable by group or others \(mode 0666\)'
+
+	cp "$lib" "$d/gw.so"
+	chmod 664 "$d/gw.so"
+	H --lib "$d/gw.so"
+	check "$kind: group-writable file refused" 1 '^status=refused$' 'writable by group or others'
+
+	cp "$lib" "$d/user.so"
+	chown 1000 "$d/user.so"
+	H --lib "$d/user.so"
+	check "$kind: file owned by a user refused" 1 '^status=refused$' \
+		'refusing to load .*user.so: owned by uid 1000 and writable by it'
+
+	H --lib "$d/user.so" --trusted-uid 1000
+	check "$kind: file owned by the trusted (SlurmUser) uid accepted" 0 '^status=called$'
+
+	mkdir -p "$d/open"
+	chmod 777 "$d/open"
+	cp "$lib" "$d/open/lib.so"
+	H --lib "$d/open/lib.so"
+	check "$kind: file in a world-writable directory refused" 1 '^status=refused$' \
+		'directory .*/open is writable by group or others \(mode 0777\)'
+
+	mkdir -p "$d/open/sub"
+	chmod 755 "$d/open/sub"
+	cp "$lib" "$d/open/sub/lib.so"
+	H --lib "$d/open/sub/lib.so"
+	check "$kind: file below a world-writable directory refused" 1 '^status=refused$' \
+		'directory .*/open is writable'
+
+	mkdir -p "$d/userdir"
+	chown 1000 "$d/userdir"
+	cp "$lib" "$d/userdir/lib.so"
+	H --lib "$d/userdir/lib.so"
+	check "$kind: file in a user-owned directory refused" 1 '^status=refused$' \
+		'directory .*/userdir is owned by uid 1000'
+
+	ln -sf "$lib" "$d/link.so"
+	H --lib "$d/link.so"
+	check "$kind: symbolic link to a safe file followed" 0 '^status=called$'
+
+	ln -sf "$lib" "$d/open/link.so"
+	H --lib "$d/open/link.so"
+	check "$kind: link in an unsafe directory to a safe file: target checked" 0 '^status=called$'
+
+	ln -sf "$d/open/lib.so" "$d/badlink.so"
+	H --lib "$d/badlink.so"
+	check "$kind: link to a file in an unsafe directory refused" 1 '^status=refused$' \
+		'directory .*/open is writable'
+
+	H --lib "relative/lib.so"
+	check "$kind: relative path refused" 1 '^status=refused$' 'not an absolute path'
+
+	mkfifo "$d/fifo.so"
+	H --lib "$d/fifo.so"
+	check "$kind: FIFO refused without hanging" 1 '^status=refused$' 'not a regular file'
+
+	H --lib "$d"
+	check "$kind: directory refused" 1 '^status=refused$' 'not a regular file'
+
+	H --lib "$lib" --setrlimit AS=512M:unlimited
+	check "$kind: low RLIMIT_AS soft limit raised for the call and restored" 0 \
+		'^status=called$' 'raised the RLIMIT_AS soft limit' '^rlimits=same$'
+
+	H --lib "$lib" --setrlimit AS=512M:512M
+	check "$kind: RLIMIT_AS hard limit too low: skipped, no crash" 3 '^status=limits$' \
+		'msg error spank-otel: not loading the library: the RLIMIT_AS hard limit \(512 MiB\)'
+
+	H --lib "$lib" --setrlimit DATA=64M:unlimited
+	check "$kind: low RLIMIT_DATA soft limit raised and restored" 0 \
+		'^status=called$' 'raised the RLIMIT_DATA soft limit' '^rlimits=same$'
+
+	H --lib "$lib" --setrlimit DATA=64M:64M
+	check "$kind: RLIMIT_DATA hard limit too low: skipped" 3 '^status=limits$' 'RLIMIT_DATA hard limit'
+
+	H --lib "$lib" --setrlimit STACK=256K:unlimited
+	check "$kind: small RLIMIT_STACK raised for the call and restored" 0 \
+		'^status=called$' 'raised the RLIMIT_STACK soft limit from 262144 to 8388608' '^rlimits=same$'
+
+	H --lib "$lib" --as-user 65534 --setrlimit NPROC=4:4
+	check "$kind: RLIMIT_NPROC exhausted: skipped, no crash" 3 '^status=limits$' \
+		'uid 65534 runs [0-9]+ of the 4 threads RLIMIT_NPROC allows'
+
+	H --lib "$lib" --as-user 65534 --setrlimit NPROC=4:4096
+	check "$kind: tight RLIMIT_NPROC soft limit raised and restored" 0 \
+		'^status=called$' 'raised the RLIMIT_NPROC soft limit from 4 to 4096' '^rlimits=same$'
+
+	run "$HARNESS" --bench 3 --lib "$lib" --env-file "$ENVF"
+	if [ "$RC" = 0 ] && [ "$(printf '%s\n' "$OUT" | grep -cE '^[0-9]+$')" = 3 ]; then
+		pass "$kind: --bench 3 prints 3 timings"
+	else
+		fail "$kind: --bench 3 prints 3 timings"
+	fi
+}
+
+loader_suite fake "$TESTDATA/libfake.so"
+[ -n "$GOLIB" ] && loader_suite go "$GOLIB"
+[ -n "$REAL" ] && loader_suite real "$REAL"
+
+# What only the fake library can show (it does what its environment says).
+F=$T/fake/lib.so
+fenv() { printf '%s\0' "$@" > "$T/fenv"; }
+
+fenv SLURM_JOB_ID=99
+run "$HARNESS" --lib "$F" --env-file "$T/fenv" --exclude a,b --max-env 12345
+check "fake: task environment, exclude and max_env reach the library" 0 \
+	'^rc=1$' '^value=fake.job=99$' '^log=D exclude=a,b max_env=12345 envc=1$'
+
+run "$HARNESS" --lib "$F" --env-file "$T/fenv"
+check "fake: default max_env is the execve budget (2 MiB - 8 KiB slack - 8)" 0 \
+	"max_env=$((2 * 1024 * 1024 - 8192 - 8)) "
+
+fenv FAKE_RC=0
+run "$HARNESS" --lib "$F" --env-file "$T/fenv"
+check "fake: rc 0 passed back" 0 '^rc=0$'
+
+fenv FAKE_RC=-1 'FAKE_LOG=E recovered panic: boom'
+run "$HARNESS" --lib "$F" --env-file "$T/fenv"
+check "fake: rc -1 and an E log line at error level" 0 '^rc=-1$' \
+	'msg error spank-otel: recovered panic: boom'
+
+fenv 'FAKE_LOG=V verbose line|D debug line|no prefix'
+run "$HARNESS" --lib "$F" --env-file "$T/fenv"
+check "fake: V, D and unprefixed log lines mapped" 0 'msg verbose spank-otel: verbose line' \
+	'msg debug spank-otel: debug line' 'msg verbose spank-otel: no prefix'
+
+fenv FAKE_CRASH=1
+run "$HARNESS" --lib "$F" --env-file "$T/fenv"
+check "fake: a crashing library is reported as a killed child" 134 'child killed by signal 6'
+
+cp "$TESTDATA/libfake-abi2.so" "$T/abi2.so"
+run "$HARNESS" --lib "$T/abi2.so"
+check "fake: wrong ABI refused after loading" 6 '^status=abi-mismatch$' 'library ABI 2, this plugin needs ABI 1'
+
+cp "$TESTDATA/libfake-noabi.so" "$T/noabi.so"
+run "$HARNESS" --lib "$T/noabi.so"
+check "fake: library without spank_otel_abi refused" 5 '^status=symbol-missing$' 'does not export spank_otel_abi'
+run "$HARNESS" --lib "$T/noabi.so" --no-abi-check
+check "fake: --no-abi-check accepts it (empty-library baseline)" 0 '^status=called$'
+run "$HARNESS" --bench 2 --lib "$T/noabi.so"
+check "fake: --bench accepts a library without spank_otel_abi" 0 '^[0-9]+$'
+
+if [ -n "$REAL" ]; then
+	run "$HARNESS" --lib "$T/real/lib.so" --env-file "$ENVF"
+	check "real: Slurm identity and job UUID in the value" 0 '^rc=1$' \
+		'^value=.*slurm\.job\.id=12345' 'nv\.dl\.job\.uuid=be34ba0f-41ed-5d53-84c1-e3f3dd25bfd7'
+fi
+
+# The plugin itself, in a stand-in for Slurm.
+if [ -n "$MOCK" ] && [ -n "$SHIM" ]; then
+	syms=$(nm -D --defined-only "$SHIM" | awk '{print $3}' | sort | tr '\n' ' ')
+	OUT=$syms
+	RC=0
+	check "shim: exports only Slurm's entry points" 0 \
+		'^plugin_name plugin_type plugin_version slurm_spank_exit slurm_spank_init slurm_spank_init_post_opt slurm_spank_task_init spank_plugin_version $'
+
+	OUT=$(readelf -dlW "$SHIM")
+	RC=0
+	check "shim: BIND_NOW, RELRO, non-executable stack, needs only libc" 0 \
+		'BIND_NOW' 'GNU_RELRO' 'GNU_STACK +(0x0+ +){5}RW ' '\(NEEDED\).*\[libc\.so\.6\]' \
+		'!\(NEEDED\).*\[(libspankotel|libgo|libdl|libpthread)'
+
+	FL=$T/fake/lib.so
+	M() { run "$MOCK" --plugin "$SHIM" "$@"; }
+
+	M --context local
+	check "shim: plugin name, type and version; option registered with its usage" 0 \
+		'^plugin_name=spank-otel$' '^plugin_type=spank$' '^plugin_version_ok=yes$' '^init=0$' \
+		"^options=--otel-attrs=on\|off has_arg=1 usage=Write this job's Slurm identity into OTEL_RESOURCE_ATTRIBUTES of every task \(default: on\)$"
+
+	for ctx in local allocator; do
+		M --context $ctx --option maybe
+		check "shim: $ctx: --otel-attrs=maybe rejected, naming option and values" 0 '^option_cb=-1$' \
+			'log error spank-otel: --otel-attrs: invalid value "maybe"; accepted values are on and off'
+		for v in on off OFF; do
+			M --context $ctx --option $v
+			check "shim: $ctx: --otel-attrs=$v accepted" 0 '^option_cb=0$' '!log error'
+		done
+	done
+
+	M --context local --arg lib=relative.so --arg bogus
+	check "shim: local context says nothing about plugstack arguments" 0 '^init=0$' '!^log '
+
+	M --context remote --arg lib="$FL" --arg bogus=1 --env SLURM_JOB_ID=77 --argv /bin/true \
+		--tasks 2 --watch-lib "$T/"
+	check "shim: remote: every task gets the value; the parent never maps the library" 0 \
+		'^init=0$' '^init_post_opt=0$' '^exit=0$' '^parent_mapped_lib=no$' \
+		'log info spank-otel: ignoring unknown plugstack.conf argument "bogus=1"' \
+		'!_SLURM_SPANK_OPTION'
+	n=$(printf '%s\n' "$OUT" | grep -c '^env=OTEL_RESOURCE_ATTRIBUTES=fake.job=77$')
+	[ "$n" = 2 ] && pass "shim: remote: both tasks set OTEL_RESOURCE_ATTRIBUTES" ||
+		fail "shim: remote: both tasks set OTEL_RESOURCE_ATTRIBUTES" "$n of 2"
+	n=$(printf '%s\n' "$OUT" | grep -c 'ignoring unknown')
+	[ "$n" = 1 ] && pass "shim: unknown argument logged once per step" ||
+		fail "shim: unknown argument logged once per step" "$n times"
+
+	M --context remote --arg lib="$FL" --env SLURM_JOB_ID=77 --argv /bin/true
+	check "shim: max_env = execve budget minus argv (2 MiB - 10 - 8 - 8 KiB)" 0 \
+		"max_env=$((2 * 1024 * 1024 - 10 - 8 - 8192)) "
+
+	M --context remote --arg lib="$FL" --env SLURM_JOB_ID=77 --env SLURM_RLIMIT_STACK=U1048576 --argv /bin/true
+	check "shim: max_env follows the propagated SLURM_RLIMIT_STACK" 0 \
+		"max_env=$((1024 * 1024 / 4 - 10 - 8 - 8192)) "
+
+	M --context remote --arg lib="$FL" --arg max_env=5000 --arg exclude=x.y --env SLURM_JOB_ID=77
+	check "shim: max_env= and exclude= arguments reach the library" 0 'exclude=x.y max_env=5000 '
+
+	M --context remote --arg lib="$FL" --arg max_env=lots --env SLURM_JOB_ID=77
+	check "shim: bad max_env= logged, limit computed instead" 0 'max_env=lots: expected a positive' \
+		'^env=OTEL_RESOURCE_ATTRIBUTES=fake.job=77$'
+
+	M --context remote --arg lib="$FL" --option off --env SLURM_JOB_ID=77
+	check "shim: srun --otel-attrs=off: step untouched, choice passed on to later steps" 0 \
+		'^option_cb=0$' 'disabled for this step \(--otel-attrs=off\)' \
+		'!^env=OTEL_RESOURCE_ATTRIBUTES' '^env=_SLURM_SPANK_OPTION_spank_otel_otel_attrs=off$'
+
+	M --context remote --arg lib="$FL" --env _SLURM_SPANK_OPTION_spank_otel_otel_attrs=off \
+		--env SLURM_JOB_ID=77
+	check "shim: off inherited from sbatch (job environment): step untouched" 0 \
+		'^option_cb_env=0$' '!^env=OTEL_RESOURCE_ATTRIBUTES' \
+		'^env=_SLURM_SPANK_OPTION_spank_otel_otel_attrs=off$'
+
+	M --context remote --arg lib="$FL" --option on \
+		--env _SLURM_SPANK_OPTION_spank_otel_otel_attrs=off --env SLURM_JOB_ID=77
+	check "shim: a step's --otel-attrs=on wins over an inherited off" 0 \
+		'^env=OTEL_RESOURCE_ATTRIBUTES=fake.job=77$' \
+		'^env=_SLURM_SPANK_OPTION_spank_otel_otel_attrs=on$'
+
+	M --context remote --arg lib="$FL" --arg default=off --env SLURM_JOB_ID=77
+	check "shim: default=off: nothing written without the option" 0 \
+		'disabled for this step \(default=off\)' '!^env=OTEL_RESOURCE_ATTRIBUTES'
+
+	M --context remote --arg lib="$FL" --arg default=off --option on --env SLURM_JOB_ID=77
+	check "shim: default=off with --otel-attrs=on: written" 0 '^env=OTEL_RESOURCE_ATTRIBUTES=fake.job=77$'
+
+	M --context remote --arg lib="$FL" --arg default=maybe --env SLURM_JOB_ID=77
+	check "shim: bad default= logged, treated as on" 0 'default=maybe: expected on or off' \
+		'^env=OTEL_RESOURCE_ATTRIBUTES=fake.job=77$'
+
+	M --context remote --arg lib=relative/lib.so --env SLURM_JOB_ID=77
+	check "shim: relative lib= logged, plugin does nothing, callbacks return 0" 0 \
+		'lib=relative/lib.so is not an absolute path' '^task_init=0$' '!^env=OTEL'
+
+	M --context remote --arg lib="$T/fake/missing.so" --env SLURM_JOB_ID=77 --tasks 2
+	check "shim: missing library: callbacks return 0, task untouched" 0 '^init_post_opt=0$' \
+		'^task_init=0$' '!^env=OTEL' 'cannot open .*missing.so'
+	n=$(printf '%s\n' "$OUT" | grep -c 'cannot open')
+	[ "$n" = 1 ] && pass "shim: missing library reported once per step, not per task" ||
+		fail "shim: missing library reported once per step, not per task" "$n times"
+
+	M --context remote --arg lib="$T/fake/ww.so" --env SLURM_JOB_ID=77
+	check "shim: unsafe library refused, task untouched" 0 'refusing to load .*ww.so' \
+		'^task_init=0$' '!^env=OTEL'
+
+	M --context remote --arg lib="$T/fake/empty.so" --env SLURM_JOB_ID=77
+	check "shim: broken library: one error, task untouched" 0 'cannot load .*empty.so' \
+		'^task_init=0$' '!^env=OTEL'
+
+	M --context remote --arg lib="$FL" --env FAKE_RC=0 --env OTEL_RESOURCE_ATTRIBUTES=a=1
+	check "shim: rc 0 leaves the variable exactly as it was" 0 \
+		'^env=OTEL_RESOURCE_ATTRIBUTES=a=1$' 'left unchanged'
+
+	M --context remote --arg lib="$FL" --env FAKE_RC=-1 --env 'FAKE_LOG=E panic: x'
+	check "shim: rc -1: library log and one line of its own" 0 'log error spank-otel: panic: x' \
+		'log error spank-otel: the library failed \(rc=-1\)' '!^env=OTEL'
+
+	M --context remote --arg lib="$FL" --env FAKE_NULL=1
+	check "shim: rc 1 without a value handled" 0 'returned no value' '!^env=OTEL' '^task_init=0$'
+
+	M --context remote --arg lib="$FL" --env SLURM_JOB_ID=77 --as-user 65534 --ignore-sigpipe
+	check "shim: task running as a user; SIGPIPE still ignored after task_init" 0 \
+		'^env=OTEL_RESOURCE_ATTRIBUTES=fake.job=77$' '^sigpipe=ignored$'
+
+	M --context remote --arg lib="$FL" --env SLURM_JOB_ID=77
+	check "shim: default SIGPIPE stays default after task_init" 0 '^sigpipe=default$'
+
+	if [ -n "$GOLIB" ]; then
+		M --context remote --arg lib="$T/go/lib.so" --env SLURM_JOB_ID=77 --ignore-sigpipe \
+			--tasks 3 --watch-lib "$T/"
+		check "shim + Go runtime: tasks keep SIGPIPE ignored; Go only in the task children" 0 \
+			'^sigpipe=ignored$' '!^sigpipe=(handler|default)' '^parent_mapped_lib=no$' \
+			'!task_killed'
+	fi
+	if [ -n "$REAL" ]; then
+		M --context remote --arg lib="$T/real/lib.so" --env SLURM_JOB_ID=12345 \
+			--env SLURM_CLUSTER_NAME=cluster-a --ignore-sigpipe --as-user 65534
+		check "shim + real library: value written, SIGPIPE kept" 0 \
+			'^env=OTEL_RESOURCE_ATTRIBUTES=.*slurm\.job\.id=12345' '^sigpipe=ignored$'
+	fi
+fi
+
+echo "$PASS passed, $FAIL failed"
+[ "$FAIL" = 0 ]

@@ -1,0 +1,3 @@
+module goempty
+
+go 1.26

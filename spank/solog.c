@@ -1,0 +1,22 @@
+/*
+ * solog.c - formatting for the logging hook (see solog.h).
+ */
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "solog.h"
+
+void so_logf(const struct so_logger *lg, enum so_level level,
+	     const char *fmt, ...)
+{
+	/* Long enough for a path, an errno text and a dlerror() message. */
+	char buf[2048];
+	va_list ap;
+
+	if (!lg || !lg->emit)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	lg->emit(lg->ctx, level, buf);
+}
