@@ -1,0 +1,53 @@
+package detect
+
+import (
+	"reflect"
+	"testing"
+)
+
+func TestEnvList(t *testing.T) {
+	tests := []struct {
+		name string
+		kv   []string
+		want EnvMap
+	}{
+		{"nil", nil, EnvMap{}},
+		{"simple", []string{"A=1", "B=2"}, EnvMap{"A": "1", "B": "2"}},
+		{"first occurrence wins", []string{"A=1", "B=2", "A=3"}, EnvMap{"A": "1", "B": "2"}},
+		{"first occurrence wins even when empty", []string{"A=", "A=3"}, EnvMap{"A": ""}},
+		{"entries without '=' are ignored", []string{"A", "B=2", "A=1"}, EnvMap{"A": "1", "B": "2"}},
+		{"value keeps later '='", []string{"OTEL_RESOURCE_ATTRIBUTES=a=1,b=2"}, EnvMap{"OTEL_RESOURCE_ATTRIBUTES": "a=1,b=2"}},
+		{"empty value is set", []string{"CUDA_VISIBLE_DEVICES="}, EnvMap{"CUDA_VISIBLE_DEVICES": ""}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := EnvList(tt.kv)
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("EnvList = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestEnvMapLookup(t *testing.T) {
+	m := EnvMap{"SET": "v", "EMPTY": ""}
+	for _, tt := range []struct {
+		key   string
+		value string
+		ok    bool
+	}{{"SET", "v", true}, {"EMPTY", "", true}, {"UNSET", "", false}} {
+		if v, ok := m.Lookup(tt.key); v != tt.value || ok != tt.ok {
+			t.Errorf("Lookup(%q) = %q, %v; want %q, %v", tt.key, v, ok, tt.value, tt.ok)
+		}
+	}
+}
+
+func TestTestdataTaskEnv(t *testing.T) {
+	kv := taskEnv(t)
+	if n := len(kv); n < 55 || n > 70 {
+		t.Errorf("task-env.txt has %d variables, want about 60", n)
+	}
+	if m := EnvList(kv); len(m) != len(kv) {
+		t.Errorf("task-env.txt has %d lines but %d distinct names", len(kv), len(m))
+	}
+}

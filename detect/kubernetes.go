@@ -1,0 +1,56 @@
+package detect
+
+import "os"
+
+// serviceAccountDir exists in every pod that mounts Kubernetes secrets.
+const serviceAccountDir = "/var/run/secrets/kubernetes.io"
+
+// KubernetesOptions are the system queries of [Kubernetes]. The zero value
+// queries the real system.
+type KubernetesOptions struct {
+	// SecretsDirExists reports whether /var/run/secrets/kubernetes.io
+	// exists; nil means asking the file system.
+	SecretsDirExists func() bool
+}
+
+// Kubernetes returns the pod's identity when the process runs in Kubernetes:
+// when env sets KUBERNETES_SERVICE_HOST (to any value) or
+// /var/run/secrets/kubernetes.io exists. Otherwise the result is empty.
+//
+// k8s.namespace.name, k8s.pod.name, k8s.pod.uid, k8s.node.name,
+// k8s.container.name and k8s.job.name come from K8S_NAMESPACE, K8S_POD_NAME,
+// K8S_POD_UID, K8S_NODE_NAME, K8S_CONTAINER_NAME and K8S_JOB_NAME. HOSTNAME,
+// which Kubernetes sets to the pod name, replaces K8S_POD_NAME only when that
+// is unset. Empty values are omitted.
+func Kubernetes(env Env, opts KubernetesOptions) Attributes {
+	exists := opts.SecretsDirExists
+	if exists == nil {
+		exists = secretsDirExists
+	}
+	out := Attributes{}
+	if !isSet(env, "KUBERNETES_SERVICE_HOST") && !exists() {
+		return out
+	}
+	podName, ok := env.Lookup("K8S_POD_NAME")
+	if !ok {
+		podName = lookup(env, "HOSTNAME")
+	}
+	for _, a := range [...]struct{ key, value string }{
+		{"k8s.namespace.name", lookup(env, "K8S_NAMESPACE")},
+		{"k8s.pod.name", podName},
+		{"k8s.pod.uid", lookup(env, "K8S_POD_UID")},
+		{"k8s.node.name", lookup(env, "K8S_NODE_NAME")},
+		{"k8s.container.name", lookup(env, "K8S_CONTAINER_NAME")},
+		{"k8s.job.name", lookup(env, "K8S_JOB_NAME")},
+	} {
+		if a.value != "" {
+			out[a.key] = a.value
+		}
+	}
+	return out
+}
+
+func secretsDirExists() bool {
+	_, err := os.Stat(serviceAccountDir)
+	return err == nil
+}

@@ -1,0 +1,417 @@
+package detect
+
+import (
+	"maps"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/uuid"
+	"github.com/spank-otel/spank-otel/libcarrier"
+)
+
+// jobUUID computes nv.dl.job.uuid independently of uuidderive.
+func jobUUID(cluster, key string) string {
+	return uuid.NewSHA1(uuid.NameSpaceURL, []byte("nemo.lens.job/"+cluster+"/"+key)).String()
+}
+
+// deleted, as a value given to with, removes the key.
+const deleted = "\x00deleted"
+
+// with returns a copy of m with the pairs (key, value, key, value ...) set;
+// a value of deleted removes its key.
+func with[M ~map[string]string](m M, pairs ...string) M {
+	out := maps.Clone(m)
+	if out == nil {
+		out = M{}
+	}
+	for i := 0; i+1 < len(pairs); i += 2 {
+		if pairs[i+1] == deleted {
+			delete(out, pairs[i])
+		} else {
+			out[pairs[i]] = pairs[i+1]
+		}
+	}
+	return out
+}
+
+// baseEnv is the smallest environment of a plain job, and baseWant what it
+// yields.
+var (
+	baseEnv  = EnvMap{"SLURM_JOB_ID": "100", "SLURM_CLUSTER_NAME": "c"}
+	baseWant = map[string]string{
+		"slurm.job.id":        "100",
+		"slurm.job.id.raw":    "100",
+		"slurm.array.job_id":  "100",
+		"slurm.array.task_id": "0",
+		"slurm.array.count":   "1",
+		"slurm.restart_count": "0",
+		"slurm.cluster.name":  "c",
+		"nv.dl.job.uuid":      jobUUID("c", "100"),
+	}
+)
+
+// fullEnv sets every variable the detector reads, outside a step.
+var fullEnv = EnvMap{
+	"SLURM_JOB_ID":                "100",
+	"SLURM_CLUSTER_NAME":          "c",
+	"SLURM_JOB_NAME":              "train",
+	"SLURM_JOB_PARTITION":         "gpu",
+	"SLURM_PARTITION":             "other",
+	"SLURM_JOB_NUM_NODES":         "2",
+	"SLURM_NNODES":                "3",
+	"SLURM_NTASKS":                "8",
+	"SLURM_RESTART_COUNT":         "1",
+	"SLURM_JOB_USER":              "alice",
+	"SLURM_JOB_ACCOUNT":           "research",
+	"SLURM_JOB_QOS":               "high",
+	"SLURM_JOB_RESERVATION":       "maint",
+	"SLURM_SEGMENT":               "seg1",
+	"SLURM_TOPOLOGY_ADDR":         "sw0.c1",
+	"SLURM_TOPOLOGY_ADDR_PATTERN": "switch.node",
+	"SLURMD_NODENAME":             "c1",
+	"LENS_SLURM_SLUID":            "sluid-lens",
+	"NV_LAUNCH_SLUID":             "sluid-nv",
+	"LENS_SLURM_ARRAY_SLUID":      "asluid-lens",
+	"NV_LAUNCH_ARRAY_SLUID":       "asluid-nv",
+}
+
+var fullWant = with(baseWant,
+	"slurm.job.name", "train",
+	"slurm.partition", "gpu",
+	"slurm.nnodes", "2",
+	"slurm.ntasks", "8",
+	"slurm.restart_count", "1",
+	"slurm.job.user", "alice",
+	"slurm.job.account", "research",
+	"slurm.job.qos", "high",
+	"slurm.job.reservation", "maint",
+	"slurm.segment", "seg1",
+	"slurm.topology.addr", "sw0.c1",
+	"slurm.topology.addr_pattern", "switch.node",
+	"slurm.head_node.name", "c1",
+	"slurm.sluid", "sluid-lens",
+	"slurm.array.sluid", "asluid-lens",
+)
+
+// carrier is the environment variable name, to keep the table short.
+const carrier = libcarrier.EnvVar
+
+func TestSlurmStrings(t *testing.T) {
+	tests := []struct {
+		name  string
+		env   EnvMap
+		want  map[string]string
+		warns []string // keys of the warnings, in order
+	}{
+		// Activation.
+		{"empty environment", EnvMap{}, map[string]string{}, nil},
+		{"no job id", EnvMap{"SLURM_CLUSTER_NAME": "c", "SLURMD_NODENAME": "c1"}, map[string]string{}, nil},
+		{"empty job id", EnvMap{"SLURM_JOB_ID": "", "SLURM_CLUSTER_NAME": "c", "SLURM_ARRAY_JOB_ID": "5"}, map[string]string{}, nil},
+		{"plain job", baseEnv, baseWant, nil},
+		{"every variable", fullEnv, fullWant, nil},
+		{"empty carrier", with(baseEnv, carrier, ""), baseWant, nil},
+
+		// Locally derived values.
+		{"empty values are skipped",
+			with(fullEnv, "SLURM_JOB_NAME", "", "SLURM_JOB_USER", "", "SLURM_TOPOLOGY_ADDR", "", "SLURM_SEGMENT", ""),
+			with(fullWant, "slurm.job.name", deleted, "slurm.job.user", deleted, "slurm.topology.addr", deleted, "slurm.segment", deleted), nil},
+		{"array element",
+			with(baseEnv, "SLURM_JOB_ID", "101", "SLURM_ARRAY_JOB_ID", "100", "SLURM_ARRAY_TASK_ID", "1", "SLURM_ARRAY_TASK_COUNT", "4"),
+			with(baseWant, "slurm.job.id", "100_1", "slurm.job.id.raw", "101", "slurm.array.task_id", "1", "slurm.array.count", "4"), nil},
+		{"array element without array job id",
+			with(baseEnv, "SLURM_JOB_ID", "101", "SLURM_ARRAY_TASK_ID", "3"),
+			with(baseWant, "slurm.job.id", "101", "slurm.job.id.raw", "101", "slurm.array.job_id", "101", "slurm.array.task_id", "3",
+				"nv.dl.job.uuid", jobUUID("c", "nojob")), nil},
+		{"array element with empty array job id",
+			with(baseEnv, "SLURM_JOB_ID", "101", "SLURM_ARRAY_JOB_ID", "", "SLURM_ARRAY_TASK_ID", "3"),
+			with(baseWant, "slurm.job.id", "101", "slurm.job.id.raw", "101", "slurm.array.job_id", "101", "slurm.array.task_id", "3",
+				"nv.dl.job.uuid", jobUUID("c", "nojob")), nil},
+		{"array job id without task id is not an array element",
+			with(baseEnv, "SLURM_JOB_ID", "101", "SLURM_ARRAY_JOB_ID", "100"),
+			with(baseWant, "slurm.job.id", "101", "slurm.job.id.raw", "101", "slurm.array.job_id", "100",
+				"nv.dl.job.uuid", jobUUID("c", "101")), nil},
+		{"array count empty is 1", with(baseEnv, "SLURM_ARRAY_TASK_COUNT", ""), baseWant, nil},
+		{"array count is canonical", with(baseEnv, "SLURM_ARRAY_TASK_COUNT", " +004 "), with(baseWant, "slurm.array.count", "4"), nil},
+		{"array count invalid is omitted, not defaulted", with(baseEnv, "SLURM_ARRAY_TASK_COUNT", "4x"),
+			with(baseWant, "slurm.array.count", deleted), []string{"slurm.array.count"}},
+		{"restart count", with(baseEnv, "SLURM_RESTART_COUNT", "2"), with(baseWant, "slurm.restart_count", "2"), nil},
+		{"restart count empty is 0", with(baseEnv, "SLURM_RESTART_COUNT", ""), baseWant, nil},
+		{"restart count negative", with(baseEnv, "SLURM_RESTART_COUNT", "-1"), with(baseWant, "slurm.restart_count", "-1"), nil},
+		{"restart count invalid is omitted, not defaulted", with(baseEnv, "SLURM_RESTART_COUNT", "1.0"),
+			with(baseWant, "slurm.restart_count", deleted), []string{"slurm.restart_count"}},
+		{"nnodes from SLURM_NNODES", with(fullEnv, "SLURM_JOB_NUM_NODES", deleted), with(fullWant, "slurm.nnodes", "3"), nil},
+		{"nnodes from SLURM_NNODES when SLURM_JOB_NUM_NODES is empty", with(fullEnv, "SLURM_JOB_NUM_NODES", ""),
+			with(fullWant, "slurm.nnodes", "3"), nil},
+		{"nnodes invalid is omitted", with(fullEnv, "SLURM_JOB_NUM_NODES", "two"),
+			with(fullWant, "slurm.nnodes", deleted), []string{"slurm.nnodes"}},
+		{"ntasks has no default", with(fullEnv, "SLURM_NTASKS", deleted), with(fullWant, "slurm.ntasks", deleted), nil},
+		{"ntasks invalid is omitted", with(fullEnv, "SLURM_NTASKS", "1e3"), with(fullWant, "slurm.ntasks", deleted), []string{"slurm.ntasks"}},
+		{"integers are checked in order of key",
+			with(fullEnv, "SLURM_NTASKS", "x", "SLURM_RESTART_COUNT", "y", "SLURM_ARRAY_TASK_COUNT", "z", "SLURM_NNODES", deleted, "SLURM_JOB_NUM_NODES", "w"),
+			with(fullWant, "slurm.ntasks", deleted, "slurm.restart_count", deleted, "slurm.array.count", deleted, "slurm.nnodes", deleted),
+			[]string{"slurm.array.count", "slurm.nnodes", "slurm.ntasks", "slurm.restart_count"}},
+		{"partition from SLURM_PARTITION", with(fullEnv, "SLURM_JOB_PARTITION", deleted), with(fullWant, "slurm.partition", "other"), nil},
+		{"partition from SLURM_PARTITION when SLURM_JOB_PARTITION is empty", with(fullEnv, "SLURM_JOB_PARTITION", ""),
+			with(fullWant, "slurm.partition", "other"), nil},
+		{"sluids from NV_LAUNCH_*", with(fullEnv, "LENS_SLURM_SLUID", deleted, "LENS_SLURM_ARRAY_SLUID", ""),
+			with(fullWant, "slurm.sluid", "sluid-nv", "slurm.array.sluid", "asluid-nv"), nil},
+		{"no sluids", with(fullEnv, "LENS_SLURM_SLUID", deleted, "NV_LAUNCH_SLUID", "", "LENS_SLURM_ARRAY_SLUID", deleted, "NV_LAUNCH_ARRAY_SLUID", deleted),
+			with(fullWant, "slurm.sluid", deleted, "slurm.array.sluid", deleted), nil},
+		{"no head node in a step (SLURM_STEP_ID)", with(fullEnv, "SLURM_STEP_ID", "0"), with(fullWant, "slurm.head_node.name", deleted), nil},
+		{"no head node in a step (SLURM_STEPID)", with(fullEnv, "SLURM_STEPID", "0"), with(fullWant, "slurm.head_node.name", deleted), nil},
+		{"empty step ids are not a step", with(fullEnv, "SLURM_STEP_ID", "", "SLURM_STEPID", ""), fullWant, nil},
+		{"torchelastic and run ids derive no run uuid",
+			with(baseEnv, "TORCHELASTIC_RUN_ID", "r", "TORCHELASTIC_RESTART_COUNT", "1", "SLURM_ARRAY_JOB_ID", "100"),
+			baseWant, nil},
+		{"values are not trimmed", with(baseEnv, "SLURM_JOB_NAME", " a b "), with(baseWant, "slurm.job.name", " a b "), nil},
+
+		// Inherited values.
+		{"inherited value wins", with(fullEnv, carrier, "slurm.job.name=inh,slurm.head_node.name=c9"),
+			with(fullWant, "slurm.job.name", "inh", "slurm.head_node.name", "c9"), nil},
+		{"inherited head node is kept in a step", with(fullEnv, "SLURM_STEP_ID", "0", carrier, "slurm.head_node.name=c9"),
+			with(fullWant, "slurm.head_node.name", "c9"), nil},
+		{"inherited value is decoded", with(baseEnv, carrier, "slurm.job.name=a%2Cb%20c"), with(baseWant, "slurm.job.name", "a,b c"), nil},
+		{"empty inherited value is ignored", with(fullEnv, carrier, "slurm.job.name=,slurm.nnodes="), fullWant, nil},
+		{"invalid inherited integer is discarded for the local value", with(fullEnv, carrier, "slurm.nnodes=two,slurm.restart_count=1.5"),
+			fullWant, []string{"slurm.nnodes", "slurm.restart_count"}},
+		{"invalid inherited integer without a local value", with(baseEnv, carrier, "slurm.ntasks=x"),
+			baseWant, []string{"slurm.ntasks"}},
+		{"inherited integer is canonical", with(baseEnv, carrier, "slurm.ntasks=+08,slurm.array.count=%2B3"),
+			with(baseWant, "slurm.ntasks", "8", "slurm.array.count", "3"), nil},
+		{"inherited valid integer hides an invalid local one", with(baseEnv, "SLURM_NTASKS", "x", carrier, "slurm.ntasks=4"),
+			with(baseWant, "slurm.ntasks", "4"), nil},
+		{"other inherited values are not typed", with(baseEnv, carrier, "slurm.job.id=007,slurm.array.task_id=+1"),
+			with(baseWant, "slurm.job.id", "007", "slurm.array.task_id", "+1"), nil},
+		{"inherited job uuid wins", with(baseEnv, carrier, "nv.dl.job.uuid=U"), with(baseWant, "nv.dl.job.uuid", "U"), nil},
+		{"inherited run uuid", with(baseEnv, carrier, "nv.dl.run.uuid=R"), with(baseWant, "nv.dl.run.uuid", "R"), nil},
+		{"inherited values do not change the derivation",
+			with(baseEnv, carrier, "slurm.cluster.name=other,slurm.array.job_id=999,slurm.job.id.raw=999"),
+			with(baseWant, "slurm.cluster.name", "other", "slurm.array.job_id", "999", "slurm.job.id.raw", "999"), nil},
+		{"keys outside the allowlist are not read",
+			with(baseEnv, carrier, "service.name=x,slurm.nodelist=c[1-2],slurm.cluster=old,slurm.torchelastic.restart_count=2,slurm.job=x,nv.dl.rank=0"),
+			baseWant, nil},
+		{"malformed carrier entries are skipped silently", with(baseEnv, carrier, "garbage,=x,slurm.job.name=n,,"),
+			with(baseWant, "slurm.job.name", "n"), nil},
+
+		// Activation by inheritance alone.
+		{"inherited key activates without a job", EnvMap{"SLURM_CLUSTER_NAME": "c", "SLURMD_NODENAME": "c1", carrier: "slurm.job.id=9,nv.dl.run.uuid=R,service.name=s"},
+			map[string]string{"slurm.job.id": "9", "nv.dl.run.uuid": "R"}, nil},
+		{"inherited key with an empty job id", EnvMap{"SLURM_JOB_ID": "", carrier: "slurm.nnodes=2"},
+			map[string]string{"slurm.nnodes": "2"}, nil},
+		{"other inherited keys do not activate", EnvMap{carrier: "service.name=x,slurm.nodelist=c1,slurm.cluster=c"},
+			map[string]string{}, nil},
+		{"empty inherited values do not activate", EnvMap{carrier: "slurm.job.id=,nv.dl.job.uuid="}, map[string]string{}, nil},
+		{"invalid inherited integers do not activate", EnvMap{carrier: "slurm.nnodes=x"}, map[string]string{}, []string{"slurm.nnodes"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, warns := SlurmStrings(tt.env)
+			if got == nil {
+				t.Fatal("SlurmStrings returned a nil map")
+			}
+			if !maps.Equal(got, tt.want) {
+				t.Errorf("SlurmStrings =\n%v\nwant\n%v", sorted(got), sorted(tt.want))
+			}
+			if keys := warningKeys(warns); !slices.Equal(keys, tt.warns) {
+				t.Errorf("warning keys %q, want %q (%v)", keys, tt.warns, warns)
+			}
+			for k := range got {
+				if !IsSlurmKey(k) {
+					t.Errorf("result holds %q, which is not allowlisted", k)
+				}
+			}
+		})
+	}
+}
+
+func TestSlurmStringsWarningText(t *testing.T) {
+	_, warns := SlurmStrings(with(baseEnv, "SLURM_NNODES", "two", carrier, "slurm.ntasks=x"+strings.Repeat("y", 100)))
+	want := []string{
+		`key "slurm.nnodes": SLURM_NNODES="two" is not an integer: omitted`,
+		`key "slurm.ntasks": inherited value "x` + strings.Repeat("y", 63) + `"... is not an integer: discarded`,
+	}
+	var got []string
+	for _, w := range warns {
+		got = append(got, w.String())
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("warnings\n%q\nwant\n%q", got, want)
+	}
+}
+
+// The srun task of the shared test data, with and without the carrier its
+// batch step passed on.
+func TestSlurmStringsTaskEnv(t *testing.T) {
+	want := map[string]string{
+		"slurm.job.id":                "4242",
+		"slurm.job.id.raw":            "4242",
+		"slurm.array.job_id":          "4242",
+		"slurm.array.task_id":         "0",
+		"slurm.array.count":           "1",
+		"slurm.restart_count":         "0",
+		"slurm.cluster.name":          "cluster-a",
+		"slurm.job.name":              "train.sbatch",
+		"slurm.job.user":              "alice",
+		"slurm.job.account":           "research",
+		"slurm.job.qos":               "normal",
+		"slurm.partition":             "gpu",
+		"slurm.nnodes":                "2",
+		"slurm.ntasks":                "4",
+		"slurm.topology.addr":         "c1",
+		"slurm.topology.addr_pattern": "node",
+		"nv.dl.job.uuid":              jobUUID("cluster-a", "4242"),
+	}
+	got, warns := SlurmStrings(EnvList(taskEnv(t)))
+	if !maps.Equal(got, want) || warns != nil {
+		t.Errorf("SlurmStrings =\n%v %v\nwant\n%v", sorted(got), warns, sorted(want))
+	}
+	// The batch step's head node comes in through the carrier.
+	got, warns = SlurmStrings(EnvList(taskEnvWithCarrier(t)))
+	if want := with(want, "slurm.head_node.name", "c1"); !maps.Equal(got, want) || warns != nil {
+		t.Errorf("with carrier: SlurmStrings =\n%v %v\nwant\n%v", sorted(got), warns, sorted(want))
+	}
+	parsed, _ := libcarrier.Parse(carrier25(t))
+	if len(parsed) != 25 {
+		t.Errorf("carrier-25.txt has %d keys", len(parsed))
+	}
+}
+
+func TestSlurm(t *testing.T) {
+	got, warns := Slurm(with(fullEnv, carrier, "slurm.ntasks=%2B016,slurm.job.id=007,nv.dl.run.uuid=R,slurm.restart_count=x"))
+	want := Attributes{
+		"slurm.job.id":                "007",
+		"slurm.job.id.raw":            "100",
+		"slurm.array.job_id":          "100",
+		"slurm.array.task_id":         "0",
+		"slurm.array.count":           int64(1),
+		"slurm.restart_count":         int64(1),
+		"slurm.cluster.name":          "c",
+		"nv.dl.job.uuid":              jobUUID("c", "100"),
+		"nv.dl.run.uuid":              "R",
+		"slurm.job.name":              "train",
+		"slurm.partition":             "gpu",
+		"slurm.nnodes":                int64(2),
+		"slurm.ntasks":                int64(16),
+		"slurm.job.user":              "alice",
+		"slurm.job.account":           "research",
+		"slurm.job.qos":               "high",
+		"slurm.job.reservation":       "maint",
+		"slurm.segment":               "seg1",
+		"slurm.topology.addr":         "sw0.c1",
+		"slurm.topology.addr_pattern": "switch.node",
+		"slurm.head_node.name":        "c1",
+		"slurm.sluid":                 "sluid-lens",
+		"slurm.array.sluid":           "asluid-lens",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Slurm =\n%v\nwant\n%v", got, want)
+	}
+	if len(got) != 23 {
+		t.Errorf("%d keys, want all 23", len(got))
+	}
+	if keys := warningKeys(warns); !slices.Equal(keys, []string{"slurm.restart_count"}) {
+		t.Errorf("warnings %v", warns)
+	}
+	if got, _ := Slurm(EnvMap{}); got == nil || len(got) != 0 {
+		t.Errorf("inactive Slurm = %#v, want empty", got)
+	}
+}
+
+func TestIsSlurmKey(t *testing.T) {
+	allow := []string{
+		"slurm.job.id", "slurm.job.id.raw", "slurm.array.job_id", "slurm.array.task_id",
+		"slurm.array.count", "slurm.sluid", "slurm.array.sluid", "slurm.job.name",
+		"slurm.cluster.name", "slurm.partition", "slurm.nnodes", "slurm.ntasks",
+		"slurm.restart_count", "slurm.job.user", "slurm.job.account", "slurm.job.qos",
+		"slurm.job.reservation", "slurm.segment", "slurm.topology.addr",
+		"slurm.topology.addr_pattern", "slurm.head_node.name",
+		"nv.dl.job.uuid", "nv.dl.run.uuid",
+	}
+	if len(allow) != 23 {
+		t.Fatalf("test lists %d keys", len(allow))
+	}
+	for _, k := range allow {
+		if !IsSlurmKey(k) {
+			t.Errorf("IsSlurmKey(%q) = false", k)
+		}
+	}
+	for _, k := range []string{
+		"slurm.nodelist", "slurm.cluster", "slurm.torchelastic.restart_count", // retired
+		"", "slurm.", "slurm.job", "SLURM_JOB_ID", "Slurm.job.id", " slurm.job.id", "slurm.job.id ",
+		"nv.dl.rank", "nv.dl.job_uuid", "service.name", "slurm.topology",
+	} {
+		if IsSlurmKey(k) {
+			t.Errorf("IsSlurmKey(%q) = true", k)
+		}
+	}
+}
+
+func TestCanonicalInteger(t *testing.T) {
+	for _, tt := range []struct {
+		in, out string
+		ok      bool
+	}{
+		{"0", "0", true}, {"7", "7", true}, {"-1", "-1", true}, {" +007 ", "7", true},
+		{"-0", "0", true}, {"+0", "0", true}, {"00", "0", true}, {"-012", "-12", true},
+		{"9223372036854775807", "9223372036854775807", true},
+		{"3.5", "", false}, {"1e3", "", false}, {"1_000", "", false}, {"--1", "", false},
+		{"true", "", false}, {"seven", "", false}, {"", "", false}, {"-", "", false},
+	} {
+		out, ok := canonicalInteger(tt.in)
+		if out != tt.out || ok != tt.ok {
+			t.Errorf("canonicalInteger(%q) = %q, %v; want %q, %v", tt.in, out, ok, tt.out, tt.ok)
+		}
+	}
+}
+
+func warningKeys(ws []libcarrier.Warning) []string {
+	var keys []string
+	for _, w := range ws {
+		keys = append(keys, w.Key)
+	}
+	return keys
+}
+
+// sorted renders m one key per line, for readable failures.
+func sorted(m map[string]string) string {
+	var b strings.Builder
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		b.WriteString("\t" + k + "=" + m[k] + "\n")
+	}
+	return b.String()
+}
+
+func BenchmarkSlurmStrings(b *testing.B) {
+	for _, bc := range []struct {
+		name string
+		kv   []string
+	}{
+		{"task", taskEnv(b)},
+		{"task+carrier25", taskEnvWithCarrier(b)},
+	} {
+		env := EnvList(bc.kv)
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				_, _ = SlurmStrings(env)
+			}
+		})
+		// What a task pays in all: building the map from envp, then detecting.
+		b.Run(bc.name+"/EnvList", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				_, _ = SlurmStrings(EnvList(bc.kv))
+			}
+		})
+	}
+}
+
+func BenchmarkEnvList(b *testing.B) {
+	kv := taskEnv(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = EnvList(kv)
+	}
+}

@@ -1,0 +1,116 @@
+package libcarrier_test
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/spank-otel/spank-otel/libcarrier"
+)
+
+func ExampleParse() {
+	m, warns := libcarrier.Parse(" team = ml ,note=a%2Cb+c,broken,rank=%zz")
+	fmt.Println(m["team"], m["note"], m["rank"])
+	for _, w := range warns {
+		fmt.Println("warning:", w)
+	}
+	// Output:
+	// ml a,b+c %zz
+	// warning: entry "broken" has no '=': dropped
+}
+
+func ExampleFormat() {
+	s, warns := libcarrier.Format(map[string]any{
+		"slurm.job.name": "train run #1",
+		"slurm.nnodes":   64,
+		"nv.dl.rank":     int64(3),
+		"debug":          true,
+		"ratio":          0.25,
+		"unset":          nil,
+		"bad key":        "x",
+	})
+	fmt.Println(s)
+	for _, w := range warns {
+		fmt.Println("warning:", w)
+	}
+	// Output:
+	// debug=true,nv.dl.rank=3,ratio=0.25,slurm.job.name=train%20run%20%231,slurm.nnodes=64
+	// warning: key "bad key": key contains byte 0x20: dropped
+}
+
+func ExampleFormatStrings() {
+	s, _ := libcarrier.FormatStrings(map[string]string{"b": "é", "a": "x+y"})
+	fmt.Println(s)
+	// Output: a=x%2By,b=%C3%A9
+}
+
+func ExampleExtend() {
+	inherited := "slurm.job.id=41,team=ml,stale=1"
+	s, _ := libcarrier.Extend(inherited,
+		map[string]any{"service.name": "nemo", "team": "default"}, // defaults
+		map[string]any{"slurm.job.id": "42", "stale": nil},        // overrides
+	)
+	fmt.Println(s)
+	// Output: service.name=nemo,slurm.job.id=42,team=ml
+}
+
+func ExampleCompose() {
+	current := map[string]any{"a": "current", "b": "current", "c": "current"}
+	defaults := map[string]any{"a": "default", "d": "default"}
+	overrides := map[string]any{"b": "", "c": nil}
+	m := libcarrier.Compose(current, defaults, overrides)
+	fmt.Printf("%q\n", m)
+	// Output: map["a":"current" "b":"" "d":"default"]
+}
+
+func ExamplePublish() {
+	os.Unsetenv(libcarrier.EnvVar)
+	restore, _, err := libcarrier.Publish("", map[string]any{"service.name": "nemo"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(os.Getenv(libcarrier.EnvVar))
+	restore()
+	_, ok := os.LookupEnv(libcarrier.EnvVar)
+	fmt.Println("set after restore:", ok)
+	// Output:
+	// service.name=nemo
+	// set after restore: false
+}
+
+func ExampleTyped() {
+	attrs, warns := libcarrier.Typed(map[string]string{
+		"nv.dl.rank":   " +007 ",
+		"slurm.job.id": "007",
+		"slurm.nnodes": "seven",
+		"nv.gpu.index": "1.5",
+	})
+	fmt.Printf("%T %v\n", attrs["nv.dl.rank"], attrs["nv.dl.rank"])
+	fmt.Printf("%T %v\n", attrs["slurm.job.id"], attrs["slurm.job.id"])
+	_, ok := attrs["slurm.nnodes"]
+	fmt.Println("slurm.nnodes kept:", ok)
+	for _, w := range warns {
+		fmt.Println("warning:", w)
+	}
+	// Output:
+	// int64 7
+	// string 007
+	// slurm.nnodes kept: false
+	// warning: key "nv.gpu.index": value "1.5" is not an integer: kept as a string
+	// warning: key "slurm.nnodes": value "seven" is not an integer: dropped
+}
+
+func ExampleSet() {
+	const name = "EXAMPLE_RESOURCE_ATTRIBUTES"
+	os.Setenv(name, "old=1")
+	if _, err := libcarrier.Set(name, map[string]any{"new": 2}); err != nil {
+		fmt.Println(err)
+	}
+	fmt.Println(os.Getenv(name)) // replaced, not merged
+	libcarrier.Set(name, nil)
+	_, ok := os.LookupEnv(name)
+	fmt.Println("set after an empty Set:", ok)
+	// Output:
+	// new=2
+	// set after an empty Set: false
+}

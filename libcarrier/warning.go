@@ -1,0 +1,32 @@
+package libcarrier
+
+import "strconv"
+
+// Warning describes one entry that was dropped or changed, or a value that
+// some consumers will reject. It is never fatal: the rest of the carrier is
+// still read or written.
+type Warning struct {
+	Key     string // the key as given; "" when the entry has no usable key
+	Message string // what happened, in lower case
+}
+
+// maxShown bounds how much of a hostile key or entry a warning repeats, so
+// that one bad entry cannot flood a log.
+const maxShown = 64
+
+// String returns `key "k": message`, or just the message when Key is empty.
+// A key longer than 64 bytes is cut, and "..." follows its closing quote.
+func (w Warning) String() string {
+	if w.Key == "" {
+		return w.Message
+	}
+	return "key " + quote(w.Key) + ": " + w.Message
+}
+
+// quote returns s as a Go-quoted string, cut to maxShown bytes.
+func quote(s string) string {
+	if len(s) > maxShown {
+		return strconv.Quote(s[:maxShown]) + "..."
+	}
+	return strconv.Quote(s)
+}

@@ -1,0 +1,23 @@
+// Package otelresource connects the detectors of package detect to the
+// OpenTelemetry Go SDK.
+//
+// [Detector] is a resource.Detector that runs [detect.Resource] on an
+// environment it is given. [DefaultAttributes] returns the default
+// attributes of a telemetry setup (service.*, nemo.*, deployment.environment)
+// together with the caller's attributes and those inherited through
+// OTEL_RESOURCE_ATTRIBUTES (but for the Slurm keys, which the detector owns),
+// with the integer keys of the specification as int64 values:
+//
+//	env := detect.EnvList(os.Environ())
+//	defaults, warnings := otelresource.DefaultAttributes(otelresource.Options{Env: env, ServiceVersion: version})
+//	res, err := resource.New(ctx,
+//		resource.WithAttributes(defaults...),
+//		resource.WithDetectors(otelresource.NewDetector(env)),
+//	)
+//
+// Put the detector after the attributes: for the Slurm keys the detector's
+// values are authoritative. If resource.WithFromEnv is used too, put it
+// first, or it replaces the typed values with the strings of the carrier.
+//
+// This is the only package of the module that imports the SDK.
+package otelresource

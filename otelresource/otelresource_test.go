@@ -1,0 +1,187 @@
+package otelresource
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"os"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/uuid"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/sdk/resource"
+
+	"github.com/spank-otel/spank-otel/detect"
+	"github.com/spank-otel/spank-otel/libcarrier"
+)
+
+// values returns the key-values as a map of Go values (string, int64, bool,
+// float64), so that a comparison checks types as well as values.
+func values(kvs []attribute.KeyValue) map[string]any {
+	m := make(map[string]any, len(kvs))
+	for _, kv := range kvs {
+		m[string(kv.Key)] = kv.Value.AsInterface()
+	}
+	return m
+}
+
+// system fixes the system queries so that results do not depend on the host.
+var system = detect.ResourceOptions{
+	Local: detect.LocalOptions{
+		Hostname:  func() (string, error) { return "c1", nil },
+		PID:       31337,
+		CountGPUs: func() (int, bool) { return 8, true },
+	},
+	Kubernetes: detect.KubernetesOptions{SecretsDirExists: func() bool { return false }},
+}
+
+// readEnv returns the shared task environment of package detect's tests,
+// with the shared inherited carrier when withCarrier is true.
+func readEnv(t *testing.T, withCarrier bool) detect.EnvMap {
+	t.Helper()
+	b, err := os.ReadFile("../detect/testdata/task-env.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kv := strings.Fields(string(b))
+	if withCarrier {
+		c, err := os.ReadFile("../detect/testdata/carrier-25.txt")
+		if err != nil {
+			t.Fatal(err)
+		}
+		kv = append(kv, libcarrier.EnvVar+"="+strings.TrimSpace(string(c)))
+	}
+	return detect.EnvList(kv)
+}
+
+func jobUUID(cluster, job string) string {
+	return uuid.NewSHA1(uuid.NameSpaceURL, []byte("nemo.lens.job/"+cluster+"/"+job)).String()
+}
+
+// taskWant is what the detector finds in the shared task environment.
+var taskWant = map[string]any{
+	"host.name":                   "c1",
+	"process.pid":                 int64(31337),
+	"host.gpu.count":              int64(2), // CUDA_VISIBLE_DEVICES=0,1
+	"slurm.job.id":                "4242",
+	"slurm.job.id.raw":            "4242",
+	"slurm.array.job_id":          "4242",
+	"slurm.array.task_id":         "0",
+	"slurm.array.count":           int64(1),
+	"slurm.restart_count":         int64(0),
+	"slurm.cluster.name":          "cluster-a",
+	"slurm.job.name":              "train.sbatch",
+	"slurm.job.user":              "alice",
+	"slurm.job.account":           "research",
+	"slurm.job.qos":               "normal",
+	"slurm.partition":             "gpu",
+	"slurm.nnodes":                int64(2),
+	"slurm.ntasks":                int64(4),
+	"slurm.topology.addr":         "c1",
+	"slurm.topology.addr_pattern": "node",
+	"nv.dl.job.uuid":              jobUUID("cluster-a", "4242"),
+}
+
+func TestDetectorWithSDK(t *testing.T) {
+	ctx := context.Background()
+	withHead := maps.Clone(taskWant)
+	withHead["slurm.head_node.name"] = "c1"
+	tests := []struct {
+		name  string
+		env   detect.Env
+		want  map[string]any
+		warns []string
+	}{
+		{"task", readEnv(t, false), taskWant, nil},
+		{"task with inherited carrier", readEnv(t, true), withHead, nil},
+		{"nil environment", nil, map[string]any{"host.name": "c1", "process.pid": int64(31337), "host.gpu.count": int64(8)}, nil},
+		{"kubernetes", detect.EnvMap{"KUBERNETES_SERVICE_HOST": "10.96.0.1", "K8S_POD_NAME": "p", "CUDA_VISIBLE_DEVICES": ""},
+			map[string]any{"host.name": "c1", "process.pid": int64(31337), "host.gpu.count": int64(0), "k8s.pod.name": "p"}, nil},
+		{"partial", detect.EnvMap{"SLURM_JOB_ID": "7", "SLURM_NTASKS": "many", libcarrier.EnvVar: "slurm.nnodes=x,nv.dl.run.uuid=R"},
+			map[string]any{"host.name": "c1", "process.pid": int64(31337), "host.gpu.count": int64(8),
+				"slurm.job.id": "7", "slurm.job.id.raw": "7", "slurm.array.job_id": "7", "slurm.array.task_id": "0",
+				"slurm.array.count": int64(1), "slurm.restart_count": int64(0), "nv.dl.run.uuid": "R",
+				"nv.dl.job.uuid": jobUUID("nocluster", "7")},
+			[]string{"slurm.nnodes", "slurm.ntasks"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := NewDetector(tt.env, WithResourceOptions(system))
+			res, err := resource.New(ctx, resource.WithDetectors(d))
+			if got := values(res.Attributes()); !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("resource =\n%v\nwant\n%v", got, tt.want)
+			}
+			if res.SchemaURL() != "" {
+				t.Errorf("schema URL %q, want none", res.SchemaURL())
+			}
+			if tt.warns == nil {
+				if err != nil {
+					t.Errorf("resource.New: %v", err)
+				}
+				return
+			}
+			if !errors.Is(err, resource.ErrPartialResource) {
+				t.Fatalf("error %v does not match ErrPartialResource", err)
+			}
+			var pe *PartialError
+			if !errors.As(err, &pe) {
+				t.Fatalf("error %v is not a *PartialError", err)
+			}
+			var keys []string
+			for _, w := range pe.Warnings {
+				keys = append(keys, w.Key)
+			}
+			if !slices.Equal(keys, tt.warns) {
+				t.Errorf("warnings %v, want keys %v", pe.Warnings, tt.warns)
+			}
+		})
+	}
+}
+
+func TestDetectorMergesWithSDKDetectors(t *testing.T) {
+	d := NewDetector(detect.EnvMap{"SLURM_JOB_ID": "7", "SLURM_CLUSTER_NAME": "c"}, WithResourceOptions(system))
+	res, err := resource.New(context.Background(), resource.WithTelemetrySDK(), resource.WithDetectors(d))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := values(res.Attributes())
+	if got["telemetry.sdk.language"] != "go" || got["slurm.job.id"] != "7" || got["slurm.nnodes"] != nil {
+		t.Errorf("merged resource %v", got)
+	}
+	if got, ok := res.Set().Value("slurm.array.count"); !ok || got.Type() != attribute.INT64 {
+		t.Errorf("slurm.array.count = %v (%v), want an INT64", got, got.Type())
+	}
+}
+
+func TestDetectorCanceled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	res, err := NewDetector(detect.EnvMap{}, WithResourceOptions(system)).Detect(ctx)
+	if res != nil || !errors.Is(err, context.Canceled) {
+		t.Errorf("Detect = %v, %v; want nil, context.Canceled", res, err)
+	}
+}
+
+func TestPartialErrorText(t *testing.T) {
+	err := &PartialError{Warnings: []libcarrier.Warning{{Key: "a", Message: "m1"}, {Message: "m2"}}}
+	if got, want := err.Error(), `partial resource: key "a": m1; m2`; got != want {
+		t.Errorf("Error() = %q, want %q", got, want)
+	}
+}
+
+func TestKeyValues(t *testing.T) {
+	got := KeyValues(detect.Attributes{
+		"s": "x", "i": int64(-3), "n": 7, "u8": uint8(8), "b": true, "f": 1.5,
+		"big": uint64(1 << 63), "slice": []string{"no"},
+	})
+	want := map[string]any{"s": "x", "i": int64(-3), "n": int64(7), "u8": int64(8), "b": true, "f": 1.5}
+	if !reflect.DeepEqual(values(got), want) {
+		t.Errorf("KeyValues = %v, want %v", values(got), want)
+	}
+	if !slices.IsSortedFunc(got, func(a, b attribute.KeyValue) int { return strings.Compare(string(a.Key), string(b.Key)) }) {
+		t.Errorf("KeyValues not sorted: %v", got)
+	}
+}

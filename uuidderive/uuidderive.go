@@ -1,0 +1,180 @@
+// Package uuidderive derives the stable job UUID and the per-attempt run UUID
+// of a Slurm job (or of a local run) from the raw scheduler environment.
+//
+// Both UUIDs are version 5 (SHA-1) UUIDs in the URL namespace
+// (6ba7b811-9dad-11d1-80b4-00c04fd430c8). The names hashed are fixed by the
+// specification, so every tool that follows it derives the same UUID for the
+// same job:
+//
+//	job: nemo.lens.job/<cluster>/<job key>
+//	run: nemo.lens.run/<cluster>/<job key>[/sr<restart>][/te<restart>]
+//	     nemo.lens.run/local/<run id>/te<restart>
+//
+// The job key is SLURM_ARRAY_JOB_ID when SLURM_ARRAY_TASK_ID is set, else
+// SLURM_JOB_ID, and "nojob" when that value is empty; the cluster is
+// SLURM_CLUSTER_NAME, or "nocluster" when it is empty or unset. The job UUID is
+// therefore the same for every step, restart, requeue and element of an array
+// job.
+//
+// Only the environment passed in is read, never the process environment, and
+// attributes inherited through OTEL_RESOURCE_ATTRIBUTES play no part.
+package uuidderive
+
+import (
+	"crypto/sha1"
+
+	"github.com/google/uuid"
+)
+
+// Env is what the derivations read: the raw scheduler environment of one task.
+// Lookup reports the value of a variable and whether it is set at all.
+type Env interface {
+	Lookup(key string) (string, bool)
+}
+
+// Names of the environment variables the derivations read.
+const (
+	envJobID             = "SLURM_JOB_ID"
+	envArrayJobID        = "SLURM_ARRAY_JOB_ID"
+	envArrayTaskID       = "SLURM_ARRAY_TASK_ID"
+	envClusterName       = "SLURM_CLUSTER_NAME"
+	envRestartCount      = "SLURM_RESTART_COUNT"
+	envTorchRestartCount = "TORCHELASTIC_RESTART_COUNT"
+	envTorchRunID        = "TORCHELASTIC_RUN_ID"
+)
+
+const (
+	jobPrefix    = "nemo.lens.job/"
+	runPrefix    = "nemo.lens.run/"
+	localCluster = "local"
+	noJob        = "nojob"
+	noCluster    = "nocluster"
+)
+
+// nameBufSize is large enough for the names of real jobs, so that hashing them
+// needs no heap allocation; a longer name still works, it just allocates.
+const nameBufSize = 192
+
+// JobName returns the name the job UUID is derived from:
+// "nemo.lens.job/<cluster>/<job key>".
+func JobName(env Env) string {
+	var buf [nameBufSize]byte
+	return string(appendJobName(buf[:0], env))
+}
+
+// JobUUID returns the job UUID, uuid5(URL, JobName(env)). It is defined for
+// every environment: without Slurm variables it is the UUID of
+// "nemo.lens.job/nocluster/nojob".
+func JobUUID(env Env) uuid.UUID {
+	var buf [16 + nameBufSize]byte
+	b := append(buf[:0], uuid.NameSpaceURL[:]...)
+	return sha1UUID(appendJobName(b, env))
+}
+
+// RunName returns the name the run (attempt) UUID is derived from, and false
+// when there is none.
+//
+// With a Slurm job (SLURM_JOB_ID or SLURM_ARRAY_JOB_ID non-empty) the name is
+// "nemo.lens.run/<cluster>/<job key>", followed by "/sr<SLURM_RESTART_COUNT>"
+// (0 when unset or empty) unless the job is an array job, followed by
+// "/te<TORCHELASTIC_RESTART_COUNT>" when that variable is set; runID is not
+// used. Without a Slurm job the name is
+// "nemo.lens.run/local/<run id>/te<TORCHELASTIC_RESTART_COUNT or 0>", where
+// the run id is runID or else TORCHELASTIC_RUN_ID; with neither there is no
+// name.
+func RunName(env Env, runID string) (string, bool) {
+	var buf [nameBufSize]byte
+	b, ok := appendRunName(buf[:0], env, runID)
+	if !ok {
+		return "", false
+	}
+	return string(b), true
+}
+
+// RunUUID returns uuid5(URL, name) for the name of RunName, and false when
+// RunName has none.
+func RunUUID(env Env, runID string) (uuid.UUID, bool) {
+	var buf [16 + nameBufSize]byte
+	b := append(buf[:0], uuid.NameSpaceURL[:]...)
+	b, ok := appendRunName(b, env, runID)
+	if !ok {
+		return uuid.Nil, false
+	}
+	return sha1UUID(b), true
+}
+
+// sha1UUID hashes namespace||name, already concatenated in b, the way
+// uuid.NewSHA1 does, but with sha1.Sum so that nothing escapes to the heap.
+func sha1UUID(b []byte) uuid.UUID {
+	sum := sha1.Sum(b)
+	var u uuid.UUID
+	copy(u[:], sum[:16])
+	u[6] = (u[6] & 0x0f) | 0x50 // version 5
+	u[8] = (u[8] & 0x3f) | 0x80 // RFC 4122 variant
+	return u
+}
+
+// isArray reports whether the task belongs to an array job: SLURM_ARRAY_TASK_ID
+// is set, even to an empty value.
+func isArray(env Env) bool {
+	_, ok := env.Lookup(envArrayTaskID)
+	return ok
+}
+
+// jobKey returns the job key of the derivations.
+func jobKey(env Env, array bool) string {
+	name := envJobID
+	if array {
+		name = envArrayJobID
+	}
+	return valueOr(env, name, noJob)
+}
+
+// valueOr returns the value of the variable name, or def when it is unset or
+// empty.
+func valueOr(env Env, name, def string) string {
+	if v, _ := env.Lookup(name); v != "" {
+		return v
+	}
+	return def
+}
+
+func appendJobName(b []byte, env Env) []byte {
+	b = append(b, jobPrefix...)
+	b = append(b, valueOr(env, envClusterName, noCluster)...)
+	b = append(b, '/')
+	return append(b, jobKey(env, isArray(env))...)
+}
+
+func appendRunName(b []byte, env Env, runID string) ([]byte, bool) {
+	jobID, _ := env.Lookup(envJobID)
+	arrayJobID, _ := env.Lookup(envArrayJobID)
+	if jobID != "" || arrayJobID != "" {
+		array := isArray(env)
+		b = append(b, runPrefix...)
+		b = append(b, valueOr(env, envClusterName, noCluster)...)
+		b = append(b, '/')
+		b = append(b, jobKey(env, array)...)
+		if !array {
+			b = append(b, "/sr"...)
+			b = append(b, valueOr(env, envRestartCount, "0")...)
+		}
+		if te, ok := env.Lookup(envTorchRestartCount); ok {
+			b = append(b, "/te"...)
+			b = append(b, te...)
+		}
+		return b, true
+	}
+	if runID == "" {
+		runID, _ = env.Lookup(envTorchRunID)
+	}
+	if runID == "" {
+		return b, false
+	}
+	b = append(b, runPrefix...)
+	b = append(b, localCluster...)
+	b = append(b, '/')
+	b = append(b, runID...)
+	b = append(b, "/te"...)
+	return append(b, valueOr(env, envTorchRestartCount, "0")...), true
+}
