@@ -1,0 +1,120 @@
+package main
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"go.opentelemetry.io/otel/sdk/resource"
+	"gotest.tools/v3/assert"
+
+	"github.com/spank-otel/spank-otel/detect"
+	"github.com/spank-otel/spank-otel/libcarrier"
+)
+
+var stepEnv = []string{
+	"SLURM_JOB_ID=77", "SLURM_CLUSTER_NAME=spank", "SLURM_STEP_ID=0", "SLURM_NTASKS=2",
+	"SLURMD_NODENAME=c1", "SLURM_TOPOLOGY_ADDR=c1",
+}
+
+func TestTaskEnvExport(t *testing.T) {
+	tests := []struct {
+		name     string
+		env      []string
+		exclude  string
+		maxEnv   int
+		rc       int
+		valueHas string
+		logHas   string
+	}{
+		{name: "writes", env: stepEnv, rc: 1, valueHas: "slurm.job.id=77"},
+		{name: "exclude list", env: stepEnv, exclude: " slurm.job.id ,slurm.ntasks", rc: 1, valueHas: "slurm.job.id.raw=77"},
+		{name: "nothing to do", env: []string{"HOME=/"}, rc: 0},
+		{name: "empty environment", env: nil, rc: 0},
+		{name: "malformed carrier logs at error level", env: append([]string{"OTEL_RESOURCE_ATTRIBUTES=x"}, stepEnv...), rc: 0, logHas: "E OTEL_RESOURCE_ATTRIBUTES is malformed"},
+		{name: "budget exceeded", env: stepEnv, maxEnv: 100, rc: 0, logHas: "E the task environment would be"},
+		{name: "control characters cannot forge log lines", env: append([]string{"OTEL_RESOURCE_ATTRIBUTES=a\nE forged"}, stepEnv...), rc: 0, logHas: "E OTEL_RESOURCE_ATTRIBUTES is malformed"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			rc, value, log := callTaskEnv(tc.env, tc.exclude, tc.maxEnv)
+			assert.Equal(t, rc, tc.rc, "value %q log %q", value, log)
+			if tc.rc != 1 {
+				assert.Equal(t, value, "")
+			}
+			assert.Assert(t, strings.Contains(value, tc.valueHas), "value %q", value)
+			assert.Assert(t, strings.Contains(log, tc.logHas), "log %q", log)
+			for _, line := range strings.Split(strings.TrimSuffix(log, "\n"), "\n") {
+				if line != "" {
+					assert.Assert(t, line[0] == 'E' || line[0] == 'V' || line[0] == 'D', "log line %q", line)
+					assert.Assert(t, !strings.HasPrefix(line, "E forged"), "forged log line in %q", log)
+				}
+			}
+		})
+	}
+	_, value, _ := callTaskEnv(stepEnv, "slurm.job.id", 0)
+	assert.Assert(t, !strings.Contains(value, "slurm.job.id=77,"), value)
+}
+
+func TestABI(t *testing.T) {
+	assert.Equal(t, int(spank_otel_abi()), abiVersion)
+}
+
+// FuzzTaskEnv feeds the export hostile task environments. It must never
+// panic, and every value it writes must read back, in our parser and in the
+// OpenTelemetry Go SDK, as the user's attributes plus the Slurm identity.
+func FuzzTaskEnv(f *testing.F) {
+	f.Add("user.team=ml%2Cinfra", "77", "c1", "0")
+	f.Add("a=1,,b = 2 ,c=%", "", "", "")
+	f.Add("slurm.ntasks=x,slurm.job.id=9", "77_3", "c\xff", "")
+	f.Add("k=\xff", "1", "n", "1")
+	f.Add("=,=,,", "-1", "", "batch")
+	f.Add("a=%zz%2", "007", "node with spaces", "0")
+	f.Add(strings.Repeat("k=v,", 1000), "1", "c1", "0")
+	f.Fuzz(func(t *testing.T, carrier, jobID, node, stepID string) {
+		// An environment string ends at its first NUL, as C sees it.
+		carrier, jobID, node, stepID = cstr(carrier), cstr(jobID), cstr(node), cstr(stepID)
+		env := []string{
+			"OTEL_RESOURCE_ATTRIBUTES=" + carrier, "SLURM_JOB_ID=" + jobID, "SLURMD_NODENAME=" + node,
+			"SLURM_STEP_ID=" + stepID, "SLURM_TOPOLOGY_ADDR=" + node, "SLURM_NTASKS=" + jobID,
+			"SLURM_CLUSTER_NAME=" + node,
+		}
+		rc, value, log := callTaskEnv(env, "", 0)
+		if rc == -1 {
+			t.Fatalf("internal error: %s", log)
+		}
+		if rc == 0 {
+			assert.Equal(t, value, "")
+			return
+		}
+		got, warnings := libcarrier.Parse(value)
+		assert.Equal(t, len(warnings), 0, "written value %q does not parse cleanly: %v", value, warnings)
+		again, _ := libcarrier.FormatStrings(got)
+		assert.Equal(t, again, value, "written value is not canonical")
+
+		// Every user attribute arrives unchanged.
+		user, _ := libcarrier.Parse(carrier)
+		for k, v := range user {
+			if detect.IsSlurmKey(k) {
+				continue
+			}
+			assert.Equal(t, got[k], v, "user attribute %q", k)
+		}
+		// The real SDK reads exactly what our parser reads.
+		t.Setenv("OTEL_RESOURCE_ATTRIBUTES", value)
+		res, err := resource.New(context.Background(), resource.WithFromEnv())
+		assert.NilError(t, err)
+		sdk := map[string]string{}
+		for _, kv := range res.Attributes() {
+			sdk[string(kv.Key)] = kv.Value.Emit()
+		}
+		assert.DeepEqual(t, sdk, got)
+	})
+}
+
+func cstr(s string) string {
+	if i := strings.IndexByte(s, 0); i >= 0 {
+		return s[:i]
+	}
+	return s
+}

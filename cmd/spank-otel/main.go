@@ -1,0 +1,270 @@
+// Command spank-otel shows and applies what the spank-otel SPANK plugin
+// writes into a Slurm task's OTEL_RESOURCE_ATTRIBUTES.
+//
+// Admins use it to check the plugin; sites without the plugin use
+// `eval "$(spank-otel export)"` in batch scripts or a TaskProlog.
+//
+// Usage:
+//
+//	spank-otel task-env                 the value the plugin would write
+//	spank-otel export [--stage S]       the same as a shell export line
+//	spank-otel decode [VALUE]           a carrier as a JSON object
+//	spank-otel detect                   the detected resource as JSON
+//	spank-otel run-uuid [--run-id ID]   the run (attempt) UUID
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/spank-otel/spank-otel/detect"
+	"github.com/spank-otel/spank-otel/libcarrier"
+	"github.com/spank-otel/spank-otel/taskenv"
+	"github.com/spank-otel/spank-otel/uuidderive"
+)
+
+// Exit codes.
+const (
+	exitOK    = 0
+	exitFail  = 1
+	exitUsage = 2
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Environ(), os.Stdout, os.Stderr))
+}
+
+// command is one subcommand.
+type command struct {
+	name    string
+	args    string
+	summary string
+	run     func(c *cli, args []string) int
+	flags   func(fs *flag.FlagSet, c *cli)
+}
+
+// cli carries one invocation's inputs and outputs; nothing is global so
+// tests run invocations side by side.
+type cli struct {
+	env            []string
+	stdout, stderr io.Writer
+	stage          string
+	runID          string
+}
+
+func commands() []command {
+	return []command{
+		{name: "task-env", summary: "print the OTEL_RESOURCE_ATTRIBUTES value the plugin would write for this environment",
+			run: (*cli).taskEnv},
+		{name: "export", args: "[--stage sbatch|task]", summary: "print it as a shell export line, for eval in a batch script or TaskProlog",
+			run: (*cli).export,
+			flags: func(fs *flag.FlagSet, c *cli) {
+				fs.StringVar(&c.stage, "stage", "", "treat the environment as the batch script (sbatch) or a step's task (task); default: from SLURM_STEP_ID")
+			}},
+		{name: "decode", args: "[VALUE]", summary: "decode VALUE (default: $OTEL_RESOURCE_ATTRIBUTES) into a JSON object of strings",
+			run: (*cli).decode},
+		{name: "detect", summary: "print the detected resource (local, Slurm, Kubernetes) as a JSON object",
+			run: (*cli).detect},
+		{name: "run-uuid", args: "[--run-id ID]", summary: "print the run (attempt) UUID of this job or run",
+			run: (*cli).runUUID,
+			flags: func(fs *flag.FlagSet, c *cli) {
+				fs.StringVar(&c.runID, "run-id", "", "run id to use outside Slurm (default: $TORCHELASTIC_RUN_ID)")
+			}},
+	}
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintf(w, "Usage: spank-otel COMMAND [ARGS]\n\nCommands:\n")
+	for _, cmd := range commands() {
+		fmt.Fprintf(w, "  %-10s %s\n", cmd.name, cmd.summary)
+	}
+	fmt.Fprintf(w, "\nRun 'spank-otel COMMAND --help' for a command's flags.\n")
+}
+
+// run executes one invocation and returns its exit code.
+func run(args, env []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		usage(stderr)
+		return exitUsage
+	}
+	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		usage(stdout)
+		return exitOK
+	}
+	for _, cmd := range commands() {
+		if cmd.name != args[0] {
+			continue
+		}
+		c := &cli{env: env, stdout: stdout, stderr: stderr}
+		fs := flag.NewFlagSet("spank-otel "+cmd.name, flag.ContinueOnError)
+		fs.SetOutput(stderr)
+		fs.Usage = func() {
+			fmt.Fprintf(fs.Output(), "Usage: spank-otel %s %s\n\n%s.\n", cmd.name, cmd.args, cmd.summary)
+			fs.PrintDefaults()
+		}
+		if cmd.flags != nil {
+			cmd.flags(fs, c)
+		}
+		if err := fs.Parse(args[1:]); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				fs.SetOutput(stdout)
+				fs.Usage()
+				return exitOK
+			}
+			return exitUsage
+		}
+		return cmd.run(c, fs.Args())
+	}
+	fmt.Fprintf(stderr, "spank-otel: unknown command %q\n\n", args[0])
+	usage(stderr)
+	return exitUsage
+}
+
+func (c *cli) warn(ws []libcarrier.Warning) {
+	for _, w := range ws {
+		fmt.Fprintf(c.stderr, "spank-otel: warning: %s\n", w)
+	}
+}
+
+func (c *cli) noArgs(name string, args []string) bool {
+	if len(args) == 0 {
+		return true
+	}
+	fmt.Fprintf(c.stderr, "spank-otel %s: unexpected argument %q\n", name, args[0])
+	return false
+}
+
+// compute runs the plugin's own computation and returns the variable's
+// resulting value and whether it is set at all.
+func (c *cli) compute(stage taskenv.Stage) (string, bool) {
+	res := taskenv.Compute(c.env, taskenv.Options{MaxEnvBytes: execveBudget(), Stage: stage})
+	c.warn(res.Warnings)
+	if res.Reason != "" {
+		fmt.Fprintf(c.stderr, "spank-otel: %s\n", res.Reason)
+	}
+	if res.Changed {
+		return res.Value, true
+	}
+	return detect.EnvList(c.env).Lookup(libcarrier.EnvVar)
+}
+
+func (c *cli) taskEnv(args []string) int {
+	if !c.noArgs("task-env", args) {
+		return exitUsage
+	}
+	if value, set := c.compute(taskenv.StageAuto); set {
+		fmt.Fprintln(c.stdout, value)
+	}
+	return exitOK
+}
+
+func (c *cli) export(args []string) int {
+	if !c.noArgs("export", args) {
+		return exitUsage
+	}
+	var stage taskenv.Stage
+	switch c.stage {
+	case "":
+		stage = taskenv.StageAuto
+	case "sbatch":
+		stage = taskenv.StageBatch
+	case "task":
+		stage = taskenv.StageTask
+	default:
+		fmt.Fprintf(c.stderr, "spank-otel export: --stage must be sbatch or task, not %q\n", c.stage)
+		return exitUsage
+	}
+	if value, set := c.compute(stage); set {
+		fmt.Fprintf(c.stdout, "export %s=%s\n", libcarrier.EnvVar, shellQuote(value))
+	}
+	return exitOK
+}
+
+func (c *cli) decode(args []string) int {
+	var text string
+	switch len(args) {
+	case 0:
+		text, _ = detect.EnvList(c.env).Lookup(libcarrier.EnvVar)
+	case 1:
+		text = args[0]
+	default:
+		fmt.Fprintf(c.stderr, "spank-otel decode: takes at most one VALUE, got %d\n", len(args))
+		return exitUsage
+	}
+	attrs, warnings := libcarrier.Parse(text)
+	c.warn(warnings)
+	return c.printJSON(attrs)
+}
+
+func (c *cli) detect(args []string) int {
+	if !c.noArgs("detect", args) {
+		return exitUsage
+	}
+	attrs, warnings := detect.Resource(detect.EnvList(c.env), detect.ResourceOptions{})
+	c.warn(warnings)
+	return c.printJSON(attrs)
+}
+
+func (c *cli) runUUID(args []string) int {
+	if !c.noArgs("run-uuid", args) {
+		return exitUsage
+	}
+	id, ok := uuidderive.RunUUID(detect.EnvList(c.env), c.runID)
+	if !ok {
+		fmt.Fprintln(c.stderr, "spank-otel run-uuid: no identity: no Slurm job (SLURM_JOB_ID), no --run-id and no TORCHELASTIC_RUN_ID")
+		return exitFail
+	}
+	fmt.Fprintln(c.stdout, id)
+	return exitOK
+}
+
+// printJSON writes v as one JSON object; encoding/json sorts map keys.
+func (c *cli) printJSON(v any) int {
+	enc := json.NewEncoder(c.stdout)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		fmt.Fprintf(c.stderr, "spank-otel: %v\n", err)
+		return exitFail
+	}
+	return exitOK
+}
+
+// shellQuote quotes s for a POSIX shell. A canonical carrier is almost
+// always plain, and then it stays unquoted, which also suits a TaskProlog,
+// where Slurm takes the text after '=' literally.
+func shellQuote(s string) string {
+	plain := s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("%,=._~-:/@+", r))
+	}) < 0
+	if plain {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// execveBudget is the kernel's limit on execve's argument and environment
+// space for this process: a quarter of the stack limit, at least 32 pages
+// and at most three quarters of 8 MiB (fs/exec.c). Zero when unknown.
+func execveBudget() int {
+	var lim unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_STACK, &lim); err != nil {
+		return 0
+	}
+	const floor, ceiling = 32 * 4096, 6 << 20
+	budget := uint64(ceiling)
+	if lim.Cur != unix.RLIM_INFINITY && lim.Cur/4 < budget {
+		budget = lim.Cur / 4
+	}
+	if budget < floor {
+		budget = floor
+	}
+	return int(budget)
+}

@@ -1,0 +1,31 @@
+package taskenv_test
+
+import (
+	"fmt"
+
+	"github.com/spank-otel/spank-otel/taskenv"
+)
+
+func ExampleCompute() {
+	env := []string{
+		"SLURM_JOB_ID=12345",
+		"SLURM_CLUSTER_NAME=cluster-a",
+		"SLURM_STEP_ID=0",
+		"SLURM_NTASKS=2",
+		"OTEL_RESOURCE_ATTRIBUTES=service.name=train,team=ml%2Cinfra",
+	}
+	res := taskenv.Compute(env, taskenv.Options{Exclude: []string{"slurm.restart_count"}})
+	fmt.Println(res.Changed)
+	fmt.Println(res.Value)
+	// Output:
+	// true
+	// nv.dl.job.uuid=be34ba0f-41ed-5d53-84c1-e3f3dd25bfd7,service.name=train,slurm.array.count=1,slurm.array.job_id=12345,slurm.array.task_id=0,slurm.cluster.name=cluster-a,slurm.job.id=12345,slurm.job.id.raw=12345,slurm.ntasks=2,team=ml%2Cinfra
+}
+
+func ExampleCompute_unchanged() {
+	// Outside Slurm the carrier is left exactly as it was.
+	res := taskenv.Compute([]string{"OTEL_RESOURCE_ATTRIBUTES=a=1 , b=2"}, taskenv.Options{})
+	fmt.Println(res.Changed)
+	// Output:
+	// false
+}

@@ -1,0 +1,266 @@
+package taskenv_test
+
+import (
+	"bufio"
+	"os"
+	"strings"
+	"testing"
+
+	"gotest.tools/v3/assert"
+
+	"github.com/spank-otel/spank-otel/libcarrier"
+	"github.com/spank-otel/spank-otel/taskenv"
+)
+
+// step is the environment of task 0 of step 3 of job 77 on node c2.
+func step(extra ...string) []string {
+	return append([]string{
+		"SLURM_JOB_ID=77", "SLURM_CLUSTER_NAME=spank", "SLURM_STEP_ID=3",
+		"SLURM_NNODES=2", "SLURM_NTASKS=4", "SLURMD_NODENAME=c2",
+		"SLURM_TOPOLOGY_ADDR=c2", "SLURM_TOPOLOGY_ADDR_PATTERN=node",
+		"SLURM_JOB_USER=alice", "HOME=/home/alice",
+	}, extra...)
+}
+
+// batch is the environment of the batch script of the same job.
+func batch(extra ...string) []string {
+	var env []string
+	for _, kv := range step() {
+		if !strings.HasPrefix(kv, "SLURM_STEP_ID=") {
+			env = append(env, kv)
+		}
+	}
+	return append(env, extra...)
+}
+
+func decode(t *testing.T, value string) map[string]string {
+	t.Helper()
+	m, w := libcarrier.Parse(value)
+	assert.Equal(t, len(w), 0, "warnings %v", w)
+	return m
+}
+
+const uuid77 = "nv.dl.job.uuid" // present in every active result
+
+func TestCompute(t *testing.T) {
+	tests := []struct {
+		name    string
+		env     []string
+		opts    taskenv.Options
+		changed bool
+		want    map[string]string // attributes that must be present with this value
+		absent  []string          // attributes that must not be present
+		reason  string            // substring of Reason
+	}{
+		{
+			name: "no Slurm and no carrier leaves the variable unset",
+			env:  []string{"HOME=/root"},
+		},
+		{
+			name: "no Slurm keeps a user carrier exactly",
+			env:  []string{"OTEL_RESOURCE_ATTRIBUTES=a=1 , b=2"},
+		},
+		{
+			name:    "step task gets identity and topology but no head node",
+			env:     step(),
+			changed: true,
+			want: map[string]string{"slurm.job.id": "77", "slurm.ntasks": "4", "slurm.topology.addr": "c2",
+				"slurm.topology.addr_pattern": "node", "slurm.job.user": "alice"},
+			absent: []string{"slurm.head_node.name"},
+		},
+		{
+			name:    "batch step gets the head node and no topology",
+			env:     batch(),
+			changed: true,
+			want:    map[string]string{"slurm.head_node.name": "c2", "slurm.job.id": "77"},
+			absent:  []string{"slurm.topology.addr", "slurm.topology.addr_pattern"},
+		},
+		{
+			name:    "batch step drops an inherited topology",
+			env:     batch("OTEL_RESOURCE_ATTRIBUTES=slurm.topology.addr=old"),
+			changed: true,
+			absent:  []string{"slurm.topology.addr"},
+		},
+		{
+			name:    "user keys survive, percent-encoded comma included",
+			env:     step("OTEL_RESOURCE_ATTRIBUTES=user.team=ml%2Cinfra,service.name=train"),
+			changed: true,
+			want:    map[string]string{"user.team": "ml,infra", "service.name": "train", "slurm.job.id": "77"},
+		},
+		{
+			name:    "inherited Slurm values win over local ones",
+			env:     step("OTEL_RESOURCE_ATTRIBUTES=slurm.ntasks=16,slurm.head_node.name=c1"),
+			changed: true,
+			want:    map[string]string{"slurm.ntasks": "16", "slurm.head_node.name": "c1"},
+		},
+		{
+			name:    "an invalid inherited integer is replaced by the local value",
+			env:     step("OTEL_RESOURCE_ATTRIBUTES=slurm.ntasks=lots"),
+			changed: true,
+			want:    map[string]string{"slurm.ntasks": "4"},
+		},
+		{
+			name:    "retired keys are user keys now and kept",
+			env:     step("OTEL_RESOURCE_ATTRIBUTES=slurm.nodelist=c[1-2]"),
+			changed: true,
+			want:    map[string]string{"slurm.nodelist": "c[1-2]"},
+		},
+		{
+			name:    "excluded keys are not written",
+			env:     step(),
+			opts:    taskenv.Options{Exclude: []string{"slurm.job.user", "slurm.topology.addr"}},
+			changed: true,
+			want:    map[string]string{"slurm.job.id": "77"},
+			absent:  []string{"slurm.job.user", "slurm.topology.addr"},
+		},
+		{
+			name:    "an excluded key the user set is the user's",
+			env:     step("OTEL_RESOURCE_ATTRIBUTES=slurm.job.user=someone"),
+			opts:    taskenv.Options{Exclude: []string{"slurm.job.user"}},
+			changed: true,
+			want:    map[string]string{"slurm.job.user": "someone"},
+		},
+		{
+			name:    "forcing the batch stage in a step",
+			env:     step(),
+			opts:    taskenv.Options{Stage: taskenv.StageBatch},
+			changed: true,
+			want:    map[string]string{"slurm.head_node.name": "c2"},
+			absent:  []string{"slurm.topology.addr"},
+		},
+		{
+			name:    "forcing the task stage in the batch script",
+			env:     batch(),
+			opts:    taskenv.Options{Stage: taskenv.StageTask},
+			changed: true,
+			want:    map[string]string{"slurm.topology.addr": "c2"},
+		},
+		{
+			name:   "a malformed carrier is left alone",
+			env:    step("OTEL_RESOURCE_ATTRIBUTES=a=1,garbage"),
+			reason: "malformed",
+		},
+		{
+			name:   "a carrier with a value the format cannot keep is left alone",
+			env:    step("OTEL_RESOURCE_ATTRIBUTES=a=\xff,b=2"),
+			reason: "without loss",
+		},
+		{
+			name:   "a key the format cannot keep is left alone",
+			env:    step(`OTEL_RESOURCE_ATTRIBUTES=we"ird=1`),
+			reason: "without loss",
+		},
+		{
+			name:    "a percent at the end is kept literally",
+			env:     step("OTEL_RESOURCE_ATTRIBUTES=user.pct=50%"),
+			changed: true,
+			want:    map[string]string{"user.pct": "50%"},
+		},
+		{
+			name:   "a value over the kernel's per-variable limit is not written",
+			env:    step("OTEL_RESOURCE_ATTRIBUTES=big=" + strings.Repeat("x", taskenv.MaxArgStrlen-100)),
+			reason: "limit for one variable",
+		},
+		{
+			name:   "an environment over the execve budget is not grown",
+			env:    step("FILL=" + strings.Repeat("x", 4000)),
+			opts:   taskenv.Options{MaxEnvBytes: 4400},
+			reason: "execve budget",
+		},
+		{
+			name:    "an environment within the budget is written",
+			env:     step("FILL=" + strings.Repeat("x", 4000)),
+			opts:    taskenv.Options{MaxEnvBytes: 8000},
+			changed: true,
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			res := taskenv.Compute(tc.env, tc.opts)
+			assert.Equal(t, res.Changed, tc.changed, "result %+v", res)
+			if tc.reason != "" {
+				assert.Assert(t, strings.Contains(res.Reason, tc.reason), "reason %q", res.Reason)
+			} else {
+				assert.Equal(t, res.Reason, "")
+			}
+			if !res.Changed {
+				assert.Equal(t, res.Value, "")
+				return
+			}
+			got := decode(t, res.Value)
+			assert.Assert(t, got[uuid77] != "")
+			for k, v := range tc.want {
+				assert.Equal(t, got[k], v, "key %s in %q", k, res.Value)
+			}
+			for _, k := range tc.absent {
+				_, ok := got[k]
+				assert.Assert(t, !ok, "key %s must be absent from %q", k, res.Value)
+			}
+		})
+	}
+}
+
+// TestComputeIsAFixedPoint: a task whose carrier already holds what the
+// plugin would write is left byte for byte, so nested launches (srun inside
+// a batch step) do not churn.
+func TestComputeIsAFixedPoint(t *testing.T) {
+	for _, env := range [][]string{step(), batch(), step("OTEL_RESOURCE_ATTRIBUTES=u=1%2C2")} {
+		first := taskenv.Compute(env, taskenv.Options{})
+		assert.Assert(t, first.Changed)
+		second := taskenv.Compute(append(env, "OTEL_RESOURCE_ATTRIBUTES="+first.Value), taskenv.Options{})
+		// EnvList keeps the first occurrence, so put the new value first.
+		second = taskenv.Compute(append([]string{"OTEL_RESOURCE_ATTRIBUTES=" + first.Value}, env...), taskenv.Options{})
+		assert.Assert(t, !second.Changed, "second pass changed %q to %q", first.Value, second.Value)
+	}
+}
+
+// TestComputeMatchesSDKCanonicalForm checks that the output is the
+// canonical format: formatting its parse gives it back.
+func TestComputeOutputIsCanonical(t *testing.T) {
+	res := taskenv.Compute(realisticEnv(t), taskenv.Options{})
+	assert.Assert(t, res.Changed)
+	again, w := libcarrier.FormatStrings(decode(t, res.Value))
+	assert.Equal(t, len(w), 0)
+	assert.Equal(t, again, res.Value)
+}
+
+// realisticEnv is a full srun task environment of about 60 variables plus
+// an inherited carrier of 25 keys, shared with the detect benchmarks.
+func realisticEnv(tb testing.TB) []string {
+	tb.Helper()
+	env := readLines(tb, "../detect/testdata/task-env.txt")
+	carrier := readLines(tb, "../detect/testdata/carrier-25.txt")
+	return append(env, "OTEL_RESOURCE_ATTRIBUTES="+carrier[0])
+}
+
+func readLines(tb testing.TB, path string) []string {
+	tb.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer f.Close()
+	var lines []string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		if line := sc.Text(); line != "" && !strings.HasPrefix(line, "#") {
+			lines = append(lines, line)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		tb.Fatal(err)
+	}
+	return lines
+}
+
+func BenchmarkCompute(b *testing.B) {
+	env := realisticEnv(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		res := taskenv.Compute(env, taskenv.Options{MaxEnvBytes: 2 << 20})
+		if !res.Changed {
+			b.Fatal("nothing written")
+		}
+	}
+}
