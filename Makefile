@@ -1,0 +1,111 @@
+# spank-otel build, test and demo.
+#
+#   make demo        bring the Slurm cluster up and show the attributes of a real job
+#   make test        everything: Go and C unit tests, packages, the cluster on every Slurm version
+#   make bench       speed figures
+#
+# Run as root on Debian: missing tools are installed with apt and dockerd is
+# started when none runs.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+export PATH := /usr/local/go/bin:$(PATH)
+
+GO        ?= go
+VERSION   ?= 0.1.0
+SLURM     ?= 24.11
+SLURMS    ?= 22.05 24.11 26.05
+BUILD     := build
+PLUGINDIR ?= /usr/lib/x86_64-linux-gnu/slurm-wlm
+DEFAULT_LIB ?= $(PLUGINDIR)/libspankotel.so
+
+GOFLAGS_BUILD := -trimpath -buildvcs=false
+GO_SOURCES := $(shell find . -name '*.go' -not -path './build/*' -not -path './test/*') go.mod go.sum
+C_SOURCES  := $(wildcard spank/*.c spank/*.h spank/*.map spank/Makefile)
+
+# Host packages the targets need. Installed only when missing.
+HOST_PACKAGES := gcc make git rpm debootstrap docker.io docker-compose dpkg-dev python3 binutils lintian libslurm-dev
+
+.PHONY: all lib cli shim headers deb rpm deps dockerd unit fuzz-seeds package-test \
+        cluster-test test demo bench clean
+
+all: lib cli
+
+deps:
+	@missing=""; for p in $(HOST_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$missing; \
+	fi
+
+dockerd: deps
+	@docker info >/dev/null 2>&1 || { echo "starting dockerd"; \
+	  (setsid dockerd >/var/log/spank-otel-dockerd.log 2>&1 &); \
+	  for i in $$(seq 60); do docker info >/dev/null 2>&1 && break; sleep 1; done; docker info >/dev/null; }
+
+lib: $(BUILD)/libspankotel.so
+cli: $(BUILD)/spank-otel
+
+# -s -w and no VCS stamp keep the library small: its load time in every task
+# grows with the pages the loader has to map and relocate.
+$(BUILD)/libspankotel.so: $(GO_SOURCES)
+	@mkdir -p $(BUILD)
+	CGO_ENABLED=1 $(GO) build $(GOFLAGS_BUILD) -buildmode=c-shared -ldflags='-s -w' -o $@ ./cgo
+	@rm -f $(BUILD)/libspankotel.h
+
+$(BUILD)/spank-otel: $(GO_SOURCES)
+	@mkdir -p $(BUILD)
+	CGO_ENABLED=0 $(GO) build $(GOFLAGS_BUILD) -ldflags='-s -w' -o $@ ./cmd/spank-otel
+
+headers: $(BUILD)/slurm-headers/$(SLURM)/VERSION
+$(BUILD)/slurm-headers/%/VERSION:
+	packaging/slurm-headers.sh $* $(BUILD)/slurm-headers/$*
+
+shim: $(BUILD)/$(SLURM)/spank_otel.so
+# The shim is compiled against the target Slurm's own spank.h: fetched from
+# Debian by default, or SLURM_INCLUDE when given (rpmbuild passes the
+# slurm-devel headers and must not download anything).
+HEADERS_DEP := $(if $(filter command line environment,$(origin SLURM_INCLUDE)),,$(BUILD)/slurm-headers/%/VERSION)
+$(BUILD)/%/spank_otel.so: $(C_SOURCES) | $(HEADERS_DEP)
+	$(MAKE) -C spank SLURM_INCLUDE=$(abspath $(if $(filter command line environment,$(origin SLURM_INCLUDE)),$(SLURM_INCLUDE),$(BUILD)/slurm-headers/$*/usr/include)) \
+	  DEFAULT_LIB=$(DEFAULT_LIB) OUT=$(abspath $@)
+
+deb: lib cli shim
+	packaging/deb/build.sh --slurm $(SLURM) --shim $(BUILD)/$(SLURM)/spank_otel.so \
+	  --lib $(BUILD)/libspankotel.so --cli $(BUILD)/spank-otel --out $(BUILD)/deb --version $(VERSION)
+
+rpm: deps
+	packaging/rpm/build.sh --slurm $(SLURM) --version $(VERSION)
+
+unit: deps lib cli
+	$(GO) vet ./...
+	$(GO) test -count=1 ./...
+	$(MAKE) -C spank test SLURM_INCLUDE=/usr/include REAL=$(BUILD)/libspankotel.so
+
+package-test: deps
+	$(MAKE) deb SLURM=$(SLURM)
+	packaging/deb/test.sh $(BUILD)/deb/spank-otel_$(VERSION)-1+sl$(subst .,,$(SLURM))_amd64.deb
+	$(MAKE) rpm SLURM=$(SLURM)
+	packaging/rpm/test.sh $$(ls -t $(BUILD)/rpm/RPMS/*/slurm-spank-otel-*.rpm | head -n1)
+
+cluster-test: dockerd
+	@for v in $(SLURMS); do \
+	  echo "=== cluster tests on Slurm $$v ==="; \
+	  test/slurm-docker/cluster up --slurm $$v; \
+	  $(GO) test -count=1 -timeout 40m -tags cluster ./test/cluster/ -slurm $$v -v 2>&1 | tee $(BUILD)/cluster-test-$$v.log | grep -E '^(=== RUN|--- |PASS|FAIL|ok|\s+\S+_test.go)' ; \
+	  rc=$${PIPESTATUS[0]}; test/slurm-docker/cluster down --slurm $$v; [ $$rc -eq 0 ] || exit $$rc; \
+	done
+
+test: unit package-test cluster-test
+
+demo: dockerd
+	test/slurm-docker/cluster up --slurm $(SLURM)
+	test/slurm-docker/demo.sh $(SLURM)
+
+bench: lib dockerd
+	test/bench/bench.sh
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,154 @@
+#!/bin/bash
+# Test a spank-otel Debian package.
+#
+#   packaging/deb/test.sh [--offline] build/deb/spank-otel_0.1.0-1+sl2411_amd64.deb
+#
+# Checks the control data and the file list with modes, then installs the
+# package with dpkg into a scratch root that has its own empty dpkg database
+# (--force-depends: that root has no Slurm), verifies and runs what it
+# installed, and removes it again. Last, apt resolves the package's
+# dependencies against the Debian suite of its Slurm release, for a compute
+# node (slurmd) and a login node (slurm-client), and must refuse another
+# release's Slurm. That step reads the Debian archive through a private apt
+# configuration; --offline leaves it out.
+#
+# Prints "N passed, M failed"; exits non-zero when a check failed.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=packaging/lib/common.sh
+. "$here/../lib/common.sh"
+# shellcheck source=packaging/lib/testing.sh
+. "$here/../lib/testing.sh"
+
+offline=0
+if [ "${1:-}" = --offline ]; then
+	offline=1
+	shift
+fi
+[ $# -eq 1 ] || { echo "usage: $0 [--offline] PACKAGE.deb" >&2; exit 2; }
+deb=$(readlink -f "$1")
+[ -f "$deb" ] || die "$1 does not exist"
+need dpkg dpkg-deb python3 nm objdump readelf
+
+# The file name says which Slurm release the package is for.
+name=${deb##*/}
+[[ "$name" =~ ^spank-otel_(.+\+sl([0-9]{2})([0-9]{2}))_amd64\.deb$ ]] ||
+	die "$name is not named spank-otel_<version>+sl<NNNN>_amd64.deb"
+version=${BASH_REMATCH[1]}
+slurm=${BASH_REMATCH[2]}.${BASH_REMATCH[3]}
+next=$(slurm_next_minor "$slurm")
+plugindir=/usr/lib/x86_64-linux-gnu/slurm-wlm
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/spank-otel-debtest.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+
+field() { dpkg-deb -f "$deb" "$1"; }
+
+check "dpkg-deb --info reads the package" dpkg-deb --info "$deb"
+check "Package is spank-otel" expect_eq spank-otel "$(field Package)"
+check "Version $version matches the file name" expect_eq "$version" "$(field Version)"
+check "Architecture is amd64" expect_eq amd64 "$(field Architecture)"
+
+depends=$(field Depends)
+check "Depends on Slurm $slurm and nothing newer" expect_contains "$depends" \
+	"slurm-wlm-basic-plugins (>= $slurm~), slurm-wlm-basic-plugins (<< $next~)"
+check "Depends on a program that loads SPANK plugins" expect_contains "$depends" "slurmd | slurm-client"
+check "Depends on libc6 (dpkg-shlibdeps)" expect_contains "$depends" "libc6 (>= "
+
+# A statically linked command comes with a lintian override saying so.
+dpkg-deb -x "$deb" "$tmp/x"
+static=0
+if [ "$(elf_kind "$tmp/x/usr/bin/spank-otel")" = exec ] && ! readelf -d "$tmp/x/usr/bin/spank-otel" | grep -q '(NEEDED)'; then
+	static=1
+fi
+
+# The exact file list, with owner and mode.
+expected_list() {
+	[ $static -eq 1 ] && echo "-rw-r--r-- root/root ./usr/share/lintian/overrides/spank-otel"
+	cat <<-EOF
+	-rwxr-xr-x root/root ./usr/bin/spank-otel
+	-rw-r--r-- root/root ./usr/lib/x86_64-linux-gnu/slurm-wlm/libspankotel.so
+	-rw-r--r-- root/root ./usr/lib/x86_64-linux-gnu/slurm-wlm/spank_otel.so
+	-rw-r--r-- root/root ./usr/share/doc/spank-otel/changelog.Debian.gz
+	-rw-r--r-- root/root ./usr/share/doc/spank-otel/copyright
+	-rw-r--r-- root/root ./usr/share/doc/spank-otel/README.md
+	-rw-r--r-- root/root ./usr/share/spank-otel/plugstack.conf.example
+	EOF
+}
+actual_list() {
+	dpkg-deb -c "$deb" | awk '$1 !~ /^d/ { print $1, $2, $6 }' | sed -e 's|README\.md\.gz$|README.md|' | LC_ALL=C sort
+}
+check "file list, owners and modes" diff -u <(expected_list | LC_ALL=C sort) <(actual_list)
+check "directories are root/root 0755" bash -c "! dpkg-deb -c '$deb' | awk '\$1 ~ /^d/ && (\$1 != \"drwxr-xr-x\" || \$2 != \"root/root\")' | grep ."
+
+if command -v lintian >/dev/null 2>&1; then
+	check "lintian finds no error" lintian --fail-on error "$deb"
+else
+	echo "# lintian is not installed: not run"
+fi
+
+# Install into a scratch root with its own dpkg database.
+root=$tmp/root
+mkdir -p "$root/var/lib/dpkg/info" "$root/var/lib/dpkg/updates" "$root/var/lib/dpkg/triggers"
+: >"$root/var/lib/dpkg/status"
+: >"$root/var/lib/dpkg/available"
+dpkg_root() { dpkg --root="$root" --log=/dev/null "$@"; }
+check "dpkg --root installs it" dpkg_root --force-depends --install "$deb"
+check "dpkg reports it installed" expect_eq "install ok installed" "$(dpkg_root -s spank-otel 2>/dev/null | sed -n 's/^Status: //p')"
+check "installed files match the md5sums (dpkg --verify)" dpkg_root --verify spank-otel
+check "installed files are the ones dpkg lists" bash -c "dpkg --root='$root' -L spank-otel | while read -r f; do [ -e '$root'\"\$f\" ] || { echo \"missing \$f\"; exit 1; }; done"
+check "the shim is a SPANK plugin for Slurm $slurm that loads the packaged library" shim_targets "$root" "$plugindir" "$slurm"
+check "the Go library exports the ABI and computes the example job" lib_computes "$root" "$plugindir"
+check "spank-otel --help and task-env run" cli_runs "$root"
+check "plugstack.conf.example enables the installed plugin" \
+	plugstack_example "$root/usr/share/spank-otel/plugstack.conf.example" "$root" "$plugindir"
+check "copyright is machine-readable and names the licence" \
+	grep -q -x 'License: Apache-2.0' "$root/usr/share/doc/spank-otel/copyright"
+check "dpkg --remove removes every file" bash -c "dpkg --root='$root' --log=/dev/null --remove spank-otel >/dev/null &&
+	! find '$root/usr' -type f | grep ."
+
+# Dependency resolution against the real Slurm packages of each suite.
+if [ $offline -eq 0 ]; then
+	need apt-get
+	suite=$(slurm_suite "$slurm") || die "no Debian suite known for Slurm $slurm"
+	other=bookworm
+	[ "$suite" = bookworm ] && other=trixie
+	for s in "$suite" "$other"; do
+		(debapt_init "$s" "$tmp/apt-$s" && apt-get -c "$tmp/apt-$s/apt.conf" -q update) >"$tmp/apt-$s.log" 2>&1 ||
+			{ cat "$tmp/apt-$s.log" >&2; die "apt-get update for $s failed"; }
+	done
+	# --print-uris resolves like an install but skips ordering, which is
+	# slow from an empty dpkg status; it prints one archive per package.
+	resolve() {
+		local s=$1
+		shift
+		apt-get -c "$tmp/apt-$s/apt.conf" -q --print-uris --no-install-recommends install "$@" |
+			sed -n "s/^'[^']*' \([^_]*\)_.*/\1/p"
+	}
+	compute_node() {
+		local out
+		out=$(resolve "$suite" "$deb" slurmd) || { echo "$out"; return 1; }
+		grep -x -E 'spank-otel|slurmd|slurm-wlm-basic-plugins' <<<"$out"
+		grep -q -x spank-otel <<<"$out" && grep -q -x slurmd <<<"$out"
+	}
+	login_node() {
+		local out
+		out=$(resolve "$suite" "$deb" slurm-client) || { echo "$out"; return 1; }
+		grep -x -E 'spank-otel|slurmd|slurm-client' <<<"$out"
+		grep -q -x spank-otel <<<"$out" && grep -q -x slurm-client <<<"$out" && ! grep -q -x slurmd <<<"$out"
+	}
+	other_release() {
+		local out
+		if out=$(apt-get -c "$tmp/apt-$other/apt.conf" -q --print-uris --no-install-recommends install "$deb" slurmd 2>&1); then
+			echo "apt accepted Slurm of $other:"
+			echo "$out"
+			return 1
+		fi
+		grep -E 'spank-otel : Depends: slurm-wlm-basic-plugins' <<<"$out"
+	}
+	check "apt resolves it with slurmd of $suite (compute node)" compute_node
+	check "apt resolves it with slurm-client of $suite and no slurmd (login node)" login_node
+	check "apt refuses it with the Slurm of $other" other_release
+fi
+
+finish

@@ -1,0 +1,227 @@
+# Shell helpers shared by the packaging scripts. Sourced, never run.
+#
+# Nothing here changes the host: Debian's archive is read through a private apt
+# configuration whose lists, cache and dpkg status live in a directory the
+# caller owns.
+
+# die prints a message to stderr and ends the script.
+die() {
+	printf '%s: error: %s\n' "${0##*/}" "$*" >&2
+	exit 1
+}
+
+# note prints progress to stderr, so stdout stays free for results.
+note() {
+	printf '%s: %s\n' "${0##*/}" "$*" >&2
+}
+
+need() {
+	local t
+	for t in "$@"; do
+		command -v "$t" >/dev/null 2>&1 || die "'$t' is not installed"
+	done
+}
+
+# slurm_suite maps a Slurm major.minor to the Debian suite that ships it.
+slurm_suite() {
+	case "$1" in
+	22.05) echo bookworm ;;
+	24.11) echo trixie ;;
+	26.05) echo sid ;;
+	*) return 1 ;;
+	esac
+}
+
+# check_slurm_version accepts only major.minor, the granularity at which Slurm
+# loads SPANK plugins.
+check_slurm_version() {
+	[[ "$1" =~ ^[0-9]{2}\.[0-9]{2}$ ]] || die "Slurm version must be major.minor such as 24.11, got '$1'"
+}
+
+# slurm_next_minor prints the first major.minor after $1 (24.11 -> 24.12): the
+# exclusive upper bound of a dependency on that Slurm release.
+slurm_next_minor() {
+	local major=${1%%.*} minor=${1#*.}
+	printf '%s.%02d\n' "$major" $((10#$minor + 1))
+}
+
+# debian_mirror prints the URI of the Debian archive the host already uses.
+# It reads deb822 *.sources files and one-line *.list files, and picks the
+# first enabled "deb" entry whose suite is a Debian release name (so the
+# security archive and third-party repositories are passed over).
+# SPANK_OTEL_DEBIAN_MIRROR overrides it.
+debian_mirror() {
+	if [ -n "${SPANK_OTEL_DEBIAN_MIRROR:-}" ]; then
+		echo "${SPANK_OTEL_DEBIAN_MIRROR%/}"
+		return
+	fi
+	local etc=${SPANK_OTEL_APT_ETC:-/etc/apt} files=() f uri
+	[ -f "$etc/sources.list" ] && files+=("$etc/sources.list")
+	for f in "$etc"/sources.list.d/*.list "$etc"/sources.list.d/*.sources; do
+		[ -f "$f" ] && files+=("$f")
+	done
+	[ ${#files[@]} -gt 0 ] || die "no apt sources found under $etc"
+	uri=$(awk '
+		BEGIN {
+			n = split("oldoldstable oldstable stable testing unstable sid experimental " \
+			          "buster bullseye bookworm trixie forky duke", r, " ")
+			for (i = 1; i <= n; i++) release[r[i]] = 1
+		}
+		function flush(   i, n, t, s, u, isdeb, isrel) {
+			if (types != "" && enabled != "no") {
+				n = split(types, t, /[ \t]+/)
+				for (i = 1; i <= n; i++) if (t[i] == "deb") isdeb = 1
+				n = split(suites, s, /[ \t]+/)
+				for (i = 1; i <= n; i++) if (s[i] in release) isrel = 1
+				split(uris, u, /[ \t]+/)
+				if (isdeb && isrel && u[1] != "") { print u[1]; found = 1; exit }
+			}
+			types = ""; uris = ""; suites = ""; enabled = ""; field = ""
+		}
+		FNR == 1 { flush(); deb822 = (FILENAME ~ /\.sources$/) }
+		deb822 {
+			if ($0 ~ /^#/) next
+			if ($0 ~ /^[ \t]*$/) { flush(); next }
+			if ($0 ~ /^[ \t]/) {   # continuation line
+				sub(/^[ \t]+/, "")
+				if (field == "types") types = types " " $0
+				if (field == "uris") uris = uris " " $0
+				if (field == "suites") suites = suites " " $0
+				next
+			}
+			line = $0
+			name = tolower(substr(line, 1, index(line, ":") - 1))
+			value = substr(line, index(line, ":") + 1)
+			gsub(/^[ \t]+|[ \t]+$/, "", value)
+			field = name
+			if (name == "types") types = value
+			else if (name == "uris") uris = value
+			else if (name == "suites") suites = value
+			else if (name == "enabled") enabled = tolower(value)
+			next
+		}
+		!deb822 {
+			sub(/#.*/, "")
+			if ($1 != "deb") next
+			line = $0
+			sub(/^[ \t]*deb[ \t]+/, "", line)
+			if (line ~ /^\[/) sub(/^\[[^]]*\][ \t]*/, "", line)
+			split(line, w, /[ \t]+/)
+			if (w[2] in release) { print w[1]; found = 1; exit }
+		}
+		END { if (!found) flush() }
+	' "${files[@]}")
+	[ -n "$uri" ] || die "no Debian archive found in the apt sources under $etc (set SPANK_OTEL_DEBIAN_MIRROR)"
+	echo "${uri%/}"
+}
+
+# debapt_init <suite> <dir> prepares a private apt configuration in <dir> for
+# Debian <suite> and fills the array DEBAPT with the options that select it:
+# run "apt-get "${DEBAPT[@]}" update". The host's sources, lists, cache,
+# preferences and dpkg status are not read or written; its other settings
+# (a proxy, for example) still apply.
+debapt_init() {
+	local suite=$1 dir=$2 mirror keyring arch
+	keyring=${SPANK_OTEL_DEBIAN_KEYRING:-/usr/share/keyrings/debian-archive-keyring.gpg}
+	[ -r "$keyring" ] || die "Debian archive keyring $keyring is missing (apt-get install debian-archive-keyring)"
+	mirror=$(debian_mirror) || exit 1
+	arch=${SPANK_OTEL_ARCH:-amd64}
+	mkdir -p "$dir/state/lists/partial" "$dir/cache/archives/partial" "$dir/etc/preferences.d"
+	: >"$dir/status"
+	printf 'deb [arch=%s signed-by=%s] %s %s main\n' "$arch" "$keyring" "$mirror" "$suite" >"$dir/sources.list"
+	cat >"$dir/apt.conf" <<-EOF
+	Dir::Etc::SourceList "$dir/sources.list";
+	Dir::Etc::SourceParts "/dev/null";
+	Dir::Etc::Preferences "$dir/etc/preferences";
+	Dir::Etc::PreferencesParts "$dir/etc/preferences.d";
+	Dir::State "$dir/state";
+	Dir::State::status "$dir/status";
+	Dir::Cache "$dir/cache";
+	Dir::Cache::pkgcache "";
+	Dir::Cache::srcpkgcache "";
+	APT::Architecture "$arch";
+	#clear APT::Architectures;
+	APT::Architectures { "$arch"; };
+	Acquire::Languages "none";
+	Acquire::IndexTargets::deb::DEP-11::DefaultEnabled "false";
+	Acquire::IndexTargets::deb::DEP-11-icons::DefaultEnabled "false";
+	#clear APT::Update::Pre-Invoke;
+	#clear APT::Update::Post-Invoke;
+	#clear APT::Update::Post-Invoke-Success;
+	#clear DPkg::Post-Invoke;
+	APT::Sandbox::User "root";
+	EOF
+	# shellcheck disable=SC2034 # read by the caller
+	DEBAPT=(-c "$dir/apt.conf")
+	note "using $mirror $suite through a private apt configuration in $dir"
+}
+
+# shim_slurm_version <spank_otel.so> prints the major.minor of the Slurm the
+# shim was compiled for, read from its plugin_version symbol (the
+# SLURM_VERSION_NUMBER that SPANK_PLUGIN records and slurmd compares).
+shim_slurm_version() {
+	local so=$1 addr hex v
+	addr=$(nm -D --defined-only "$so" 2>/dev/null | awk '$3 == "plugin_version" { print $1; exit }')
+	[ -n "$addr" ] || return 1
+	# objdump prints the 4 bytes as one little-endian hex word.
+	hex=$(objdump -s --start-address=0x"$addr" --stop-address=$((0x$addr + 4)) "$so" 2>/dev/null |
+		awk '/^ [0-9a-f]+ [0-9a-f]+/ && length($2) == 8 { print $2; exit }')
+	[ ${#hex} -eq 8 ] || return 1
+	v=$((0x${hex:6:2}${hex:4:2}${hex:2:2}${hex:0:2}))
+	printf '%d.%02d\n' $(((v >> 16) & 0xff)) $(((v >> 8) & 0xff))
+}
+
+# elf_kind prints "shared", "exec", "pie" or nothing for a file.
+elf_kind() {
+	local type
+	type=$(readelf -h "$1" 2>/dev/null | awk -F: '/^ *Type:/ { gsub(/^[ \t]+/, "", $2); print $2 }')
+	case "$type" in
+	DYN*)
+		# A PIE executable is DYN too; it has an interpreter.
+		if readelf -l "$1" 2>/dev/null | grep -q 'Requesting program interpreter'; then echo pie; else echo shared; fi ;;
+	EXEC*) echo exec ;;
+	esac
+}
+
+# check_artifacts <slurm> <shim> <lib> <cli> fails unless the three files are
+# what the packages claim: a SPANK plugin for that Slurm release, the Go
+# library with the two entry points the shim looks up, and an executable.
+check_artifacts() {
+	local slurm=$1 shim=$2 lib=$3 cli=$4 v sym
+	need readelf nm objdump
+	[ -f "$shim" ] || die "shim $shim does not exist (make shim SLURM=$slurm)"
+	[ -f "$lib" ] || die "library $lib does not exist (make lib)"
+	[ -f "$cli" ] || die "command $cli does not exist (make cli)"
+	[ "$(elf_kind "$shim")" = shared ] || die "$shim is not an ELF shared object"
+	[ "$(elf_kind "$lib")" = shared ] || die "$lib is not an ELF shared object"
+	case "$(elf_kind "$cli")" in
+	exec | pie) ;;
+	*) die "$cli is not an ELF executable" ;;
+	esac
+	v=$(shim_slurm_version "$shim") || die "$shim has no plugin_version symbol: not a SPANK plugin"
+	[ "$v" = "$slurm" ] || die "$shim was compiled for Slurm $v, not $slurm: Slurm would refuse to load it"
+	for sym in spank_otel_abi spank_otel_task_env; do
+		nm -D --defined-only "$lib" | awk -v s="$sym" '$3 == s { f = 1 } END { exit !f }' ||
+			die "$lib does not export $sym"
+	done
+}
+
+# source_date_epoch prints SOURCE_DATE_EPOCH, else the time of the last commit,
+# else now: the timestamp written into packages, so rebuilding one commit gives
+# the same bytes.
+source_date_epoch() {
+	local repo=$1 t
+	if [ -n "${SOURCE_DATE_EPOCH:-}" ]; then
+		echo "$SOURCE_DATE_EPOCH"
+		return
+	fi
+	t=$(git -C "$repo" log -1 --format=%ct 2>/dev/null) || t=""
+	[ -n "$t" ] || t=$(date +%s)
+	echo "$t"
+}
+
+# render_plugstack <template> <plugindir> writes the example plugstack line
+# for a distribution whose Slurm PluginDir is <plugindir>.
+render_plugstack() {
+	sed -e "s|@PLUGINDIR@|$2|g" "$1"
+}

@@ -1,0 +1,102 @@
+# Test helpers shared by packaging/deb/test.sh and packaging/rpm/test.sh.
+# Sourced, never run. Each check prints "ok - ..." or "FAIL - ..." with the
+# command's output; finish prints "N passed, M failed".
+
+passed=0
+failed=0
+checklog=$(mktemp "${TMPDIR:-/tmp}/spank-otel-check.XXXXXX")
+
+# check DESCRIPTION COMMAND...: one test; it passes when COMMAND succeeds.
+check() {
+	local desc=$1
+	shift
+	if "$@" >"$checklog" 2>&1; then
+		passed=$((passed + 1))
+		echo "ok - $desc"
+	else
+		failed=$((failed + 1))
+		echo "FAIL - $desc"
+		sed -e 's/^/    /' "$checklog" | head -n 40
+	fi
+}
+
+finish() {
+	rm -f "$checklog"
+	echo "$passed passed, $failed failed"
+	[ "$failed" -eq 0 ]
+}
+
+# expect_eq WANT GOT: prints both when they differ.
+expect_eq() {
+	[ "$1" = "$2" ] && return 0
+	printf 'want: %s\n got: %s\n' "$1" "$2"
+	return 1
+}
+
+# expect_contains HAYSTACK NEEDLE
+expect_contains() {
+	case "$1" in
+	*"$2"*) return 0 ;;
+	esac
+	printf 'missing: %s\nin: %s\n' "$2" "$1"
+	return 1
+}
+
+# The documented example of SPEC section 4: cluster cluster-a, job 12345.
+example_env=(SLURM_JOB_ID=12345 SLURM_CLUSTER_NAME=cluster-a)
+example_uuid=be34ba0f-41ed-5d53-84c1-e3f3dd25bfd7
+
+# shim_targets ROOT PLUGINDIR SLURM: the installed plugin was compiled for
+# SLURM and loads the library from where the package put it.
+shim_targets() {
+	local root=$1 plugindir=$2 slurm=$3 v
+	v=$(shim_slurm_version "$root$plugindir/spank_otel.so") || { echo "no plugin_version symbol"; return 1; }
+	expect_eq "$slurm" "$v" || return 1
+	grep -a -q -F "$plugindir/libspankotel.so" "$root$plugindir/spank_otel.so" ||
+		{ echo "$plugindir/libspankotel.so is not compiled into the shim (DEFAULT_LIB)"; return 1; }
+}
+
+# lib_computes ROOT PLUGINDIR: load the installed Go library the way the shim
+# does (dlopen, dlsym) and compute the attributes of the example job.
+lib_computes() {
+	python3 - "$1$2/libspankotel.so" "${example_env[@]}" "$example_uuid" <<-'EOF'
+	import ctypes, sys
+	path, env, want = sys.argv[1], sys.argv[2:-1], sys.argv[-1]
+	lib = ctypes.CDLL(path)
+	libc = ctypes.CDLL(None)
+	abi = lib.spank_otel_abi()
+	assert abi == 1, "spank_otel_abi() = %d" % abi
+	f = lib.spank_otel_task_env
+	f.restype = ctypes.c_int
+	f.argtypes = [ctypes.POINTER(ctypes.c_char_p), ctypes.c_char_p, ctypes.c_long,
+	              ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_void_p)]
+	envp = (ctypes.c_char_p * (len(env) + 1))(*[e.encode() for e in env], None)
+	value, log = ctypes.c_void_p(), ctypes.c_void_p()
+	rc = f(envp, b"", 0, ctypes.byref(value), ctypes.byref(log))
+	text = ctypes.string_at(value.value).decode() if value.value else ""
+	logs = ctypes.string_at(log.value).decode() if log.value else ""
+	libc.free(value); libc.free(log)
+	print("rc=%d value=%s log=%s" % (rc, text, logs))
+	assert rc == 1, "spank_otel_task_env returned %d" % rc
+	assert "nv.dl.job.uuid=" + want in text.split(","), "job uuid missing"
+	EOF
+}
+
+# cli_runs ROOT: the installed command prints its usage and computes the
+# example job's attributes.
+cli_runs() {
+	local out
+	out=$("$1/usr/bin/spank-otel" --help) || { echo "--help failed: $out"; return 1; }
+	expect_contains "$out" "Usage: spank-otel" || return 1
+	out=$(env -i "${example_env[@]}" "$1/usr/bin/spank-otel" task-env) || { echo "task-env failed: $out"; return 1; }
+	expect_contains ",$out," ",nv.dl.job.uuid=$example_uuid,"
+}
+
+# plugstack_example FILE ROOT PLUGINDIR: the example has exactly one active
+# line, and it names the installed shim and library.
+plugstack_example() {
+	local file=$1 root=$2 plugindir=$3 lines
+	lines=$(grep -v -E '^[[:space:]]*(#|$)' "$file")
+	expect_eq "optional $plugindir/spank_otel.so lib=$plugindir/libspankotel.so" "$lines" || return 1
+	[ -f "$root$plugindir/spank_otel.so" ] && [ -f "$root$plugindir/libspankotel.so" ]
+}

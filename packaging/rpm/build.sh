@@ -1,0 +1,142 @@
+#!/bin/bash
+# Build the binary RPM of spank-otel for one Slurm release, on Debian, with
+# Debian's rpmbuild (apt package "rpm").
+#
+#   packaging/rpm/build.sh --slurm 24.11 [--version 0.1.0] [--release 1]
+#       [--topdir build/rpm] [--src DIR] [--headers DIR] [--from-head]
+#       [--vendor] [--srpm]
+#
+# 1. Fetches the Slurm headers of that release from Debian
+#    (packaging/slurm-headers.sh into build/slurm-headers/<slurm>, or uses
+#    --headers DIR, a directory holding usr/include/slurm/spank.h).
+# 2. Makes the source tarball <topdir>/SOURCES/slurm-spank-otel-<version>.tar.gz
+#    from the work tree of --src (default: this repository), tracked and
+#    untracked files alike but nothing .gitignore excludes, or with
+#    --from-head from the last commit (git archive HEAD). --vendor adds the
+#    Go modules (go mod vendor in the copy), for builders without network.
+# 3. Runs rpmbuild -bb (-ba with --srpm) on packaging/rpm/slurm-spank-otel.spec
+#    with _topdir <topdir>, slurm_version <slurm> and slurm_include pointing
+#    at the Debian headers. --nodeps: the spec's BuildRequires (slurm-devel,
+#    golang, gcc, make) are RPM names that Debian's rpm database does not
+#    have; the same tools come from Debian packages here.
+#
+# Prints the path of the binary RPM, <topdir>/RPMS/x86_64/
+# slurm-spank-otel-<version>-<release>.sl<NNNN>.x86_64.rpm.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+# shellcheck source=packaging/lib/common.sh
+. "$here/../lib/common.sh"
+
+usage() {
+	sed -n '2,/^set -euo/{/^#/s/^# \{0,1\}//p}' "$0" >&2
+	exit 2
+}
+
+name="slurm-spank-otel"
+slurm="" version=${VERSION:-0.1.0} release=1 topdir=$repo/build/rpm src=$repo headers=""
+from_head=0 vendor=0 srpm=0
+while [ $# -gt 0 ]; do
+	opt=$1
+	case "$opt" in
+	--*=*) set -- "${opt%%=*}" "${opt#*=}" "${@:2}"; continue ;;
+	-h | --help) usage ;;
+	--from-head) from_head=1; shift; continue ;;
+	--vendor) vendor=1; shift; continue ;;
+	--srpm) srpm=1; shift; continue ;;
+	esac
+	[ $# -ge 2 ] || die "$opt needs a value"
+	case "$opt" in
+	--slurm) slurm=$2 ;;
+	--version) version=$2 ;;
+	--release) release=$2 ;;
+	--topdir) topdir=$2 ;;
+	--src) src=$2 ;;
+	--headers) headers=$2 ;;
+	*) die "unknown option $opt" ;;
+	esac
+	shift 2
+done
+[ -n "$slurm" ] || usage
+check_slurm_version "$slurm"
+[[ "$version" =~ ^[0-9][A-Za-z0-9.+~^]*$ ]] || die "--version '$version' is not an RPM version"
+[[ "$release" =~ ^[0-9][A-Za-z0-9.+~^]*$ ]] || die "--release '$release' is not an RPM release"
+need rpmbuild tar gzip make
+src=$(cd "$src" && pwd)
+mkdir -p "$topdir"
+topdir=$(cd "$topdir" && pwd)
+spec=$src/packaging/rpm/$name.spec
+[ -f "$spec" ] || die "$spec does not exist: --src must be a spank-otel source tree"
+for f in LICENSE README.md packaging/plugstack.conf.example.in packaging/lib/common.sh; do
+	[ -f "$src/$f" ] || die "$src/$f does not exist; the RPM ships or uses it"
+done
+
+# The spec's %build runs these targets; say so now rather than in rpmbuild's
+# log. make -p prints the rule database without building anything.
+[ -f "$src/Makefile" ] || die "$src/Makefile does not exist; the spec's %build runs make lib cli shim"
+targets=$({ make -C "$src" -p -q .spank-otel-probe 2>/dev/null || true; } | sed -n 's/^\([A-Za-z0-9_.-]*\):.*/\1/p')
+for target in lib cli shim; do
+	grep -q -x -F "$target" <<<"$targets" ||
+		die "$src/Makefile has no '$target' target, which the spec's %build runs (make lib cli shim)"
+done
+
+# 1. Headers.
+if [ -z "$headers" ]; then
+	headers=$repo/build/slurm-headers/$slurm
+	"$repo/packaging/slurm-headers.sh" "$slurm" "$headers" >/dev/null
+fi
+headers=$(cd "$headers" && pwd)
+[ -f "$headers/usr/include/slurm/spank.h" ] || die "$headers/usr/include/slurm/spank.h does not exist"
+
+# 2. Source tarball.
+epoch=$(source_date_epoch "$src")
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/spank-otel-rpm.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+prefix=$name-$version
+stage=$tmp/$prefix
+mkdir -p "$stage"
+if [ $from_head -eq 1 ]; then
+	git -C "$src" rev-parse --verify -q HEAD >/dev/null || die "$src has no commit to archive (leave out --from-head)"
+	git -C "$src" archive --format=tar HEAD | tar -x -C "$stage"
+elif git -C "$src" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+	(cd "$src" && git ls-files -z --cached --others --exclude-standard) |
+		(cd "$src" && while IFS= read -r -d '' f; do
+			[ -e "$f" ] || [ -L "$f" ] || continue # deleted, not yet staged
+			case "$f" in build/*) continue ;; esac
+			printf '%s\0' "$f"
+		done) | tar -C "$src" --null -T - -c | tar -x -C "$stage"
+else
+	tar -C "$src" --exclude=./build --exclude=./.git -c . | tar -x -C "$stage"
+fi
+if [ $vendor -eq 1 ]; then
+	need go
+	(cd "$stage" && go mod vendor) || die "go mod vendor failed"
+fi
+mkdir -p "$topdir/SOURCES"
+tarball=$topdir/SOURCES/$prefix.tar.gz
+tar -C "$tmp" --sort=name --mtime="@$epoch" --owner=0 --group=0 --numeric-owner -c "$prefix" |
+	gzip -9n >"$tarball"
+note "source $tarball"
+
+# 3. rpmbuild.
+mode=-bb
+[ $srpm -eq 1 ] && mode=-ba
+log=$topdir/build-$slurm.log
+note "rpmbuild $mode for Slurm $slurm (log: $log)"
+if ! SOURCE_DATE_EPOCH=$epoch rpmbuild "$mode" --nodeps \
+	--define "_topdir $topdir" \
+	--define "slurm_version $slurm" \
+	--define "slurm_include $headers/usr/include" \
+	--define "pkgver $version" \
+	--define "pkgrel $release" \
+	--define "use_source_date_epoch_as_buildtime 1" \
+	--define "clamp_mtime_to_source_date_epoch 1" \
+	"$stage/packaging/rpm/$name.spec" >"$log" 2>&1; then
+	tail -n 40 "$log" >&2
+	die "rpmbuild failed; the whole log is $log"
+fi
+rpm=$(sed -n 's/^Wrote: \(.*\/RPMS\/.*\.rpm\)$/\1/p' "$log" | tail -n 1)
+[ -f "$rpm" ] || die "rpmbuild wrote no binary RPM (see $log)"
+sed -n 's/^Wrote: \(.*\/SRPMS\/.*\.rpm\)$/\1/p' "$log" | while read -r s; do note "source RPM $s"; done
+note "built $rpm"
+echo "$rpm"

@@ -1,0 +1,117 @@
+#!/bin/bash
+# Fetch the Slurm development headers of one Slurm release from Debian.
+#
+#   packaging/slurm-headers.sh [--suite SUITE] [--package NAME] [--refresh] VERSION DESTDIR
+#
+# VERSION is a Slurm major.minor (22.05, 24.11, 26.05). The headers come from
+# the Debian suite that ships that release (22.05 bookworm, 24.11 trixie,
+# 26.05 sid; --suite for another), fetched with apt-get download through a
+# private apt configuration, so the host's sources, lists and cache stay as
+# they are. The mirror is the one the host's apt sources already name.
+#
+# Afterwards DESTDIR holds:
+#   usr/include/slurm/*.h   the package's files (dpkg-deb -x)
+#   VERSION                 the Debian version of the package, e.g. 24.11.5-4+deb13u1
+#   SLURM_VERSION           the Slurm version of the headers, e.g. 24.11.5
+#   PACKAGE, SOURCE, SUITE  the package, its source package and its suite
+# and the include directory (DESTDIR/usr/include) is printed on stdout.
+#
+# A second run with the same arguments only re-checks DESTDIR. --refresh
+# fetches again (to pick up a newer Debian revision).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=packaging/lib/common.sh
+. "$here/lib/common.sh"
+
+usage() {
+	sed -n '2,/^set -euo/{/^#/s/^# \{0,1\}//p}' "$0" >&2
+	exit 2
+}
+
+suite="" package=libslurm-dev refresh=0
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--suite) suite=${2:?}; shift 2 ;;
+	--suite=*) suite=${1#*=}; shift ;;
+	--package) package=${2:?}; shift 2 ;;
+	--package=*) package=${1#*=}; shift ;;
+	--refresh) refresh=1; shift ;;
+	-h | --help) usage ;;
+	--) shift; break ;;
+	-*) die "unknown option $1" ;;
+	*) break ;;
+	esac
+done
+[ $# -eq 2 ] || usage
+version=$1 dest=$2
+check_slurm_version "$version"
+if [ -z "$suite" ]; then
+	suite=$(slurm_suite "$version") || die "no Debian suite known for Slurm $version; name one with --suite"
+fi
+mkdir -p "$(dirname "$dest")"
+dest=$(cd "$(dirname "$dest")" && pwd)/$(basename "$dest")
+
+# header_version DIR prints the major.minor.micro that slurm_version.h declares.
+header_version() {
+	local h=$1/usr/include/slurm/slurm_version.h n
+	[ -f "$h" ] || return 1
+	n=$(awk '$1 == "#define" && $2 == "SLURM_VERSION_NUMBER" { print $3; exit }' "$h")
+	[[ "$n" =~ ^0x[0-9a-fA-F]+$ ]] || return 1
+	printf '%d.%02d.%d\n' $(((n >> 16) & 0xff)) $(((n >> 8) & 0xff)) $((n & 0xff))
+}
+
+# verify DIR fails unless DIR has spank.h of the requested major.minor.
+verify() {
+	local dir=$1 hv
+	[ -f "$dir/usr/include/slurm/spank.h" ] || die "$package from $suite has no usr/include/slurm/spank.h"
+	hv=$(header_version "$dir") || die "cannot read SLURM_VERSION_NUMBER from $dir/usr/include/slurm/slurm_version.h"
+	[ "${hv%.*}" = "$version" ] ||
+		die "Debian $suite ships Slurm $hv headers ($package $(cat "$dir/VERSION" 2>/dev/null)), not $version"
+	echo "$hv"
+}
+
+stamp="version=$version suite=$suite package=$package"
+if [ $refresh -eq 0 ] && [ -f "$dest/.stamp" ] && [ "$(cat "$dest/.stamp")" = "$stamp" ] && [ -s "$dest/VERSION" ]; then
+	verify "$dest" >/dev/null
+	echo "$dest/usr/include"
+	exit 0
+fi
+
+# Never delete a directory this script did not make.
+if [ -e "$dest" ] && [ ! -f "$dest/.stamp" ] && [ -n "$(ls -A "$dest" 2>/dev/null)" ]; then
+	die "$dest exists and was not made by this script; remove it or choose another directory"
+fi
+
+need apt-get dpkg-deb
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/slurm-headers.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+debapt_init "$suite" "$tmp/apt"
+note "downloading $package from Debian $suite"
+apt-get "${DEBAPT[@]}" -q update >"$tmp/update.log" 2>&1 || {
+	cat "$tmp/update.log" >&2
+	die "apt-get update for $suite failed"
+}
+mkdir "$tmp/dl"
+(cd "$tmp/dl" && apt-get "${DEBAPT[@]}" -q download "$package") >"$tmp/download.log" 2>&1 || {
+	cat "$tmp/download.log" >&2
+	die "apt-get download $package from $suite failed"
+}
+deb=$(ls "$tmp"/dl/*.deb)
+# Unpack beside DESTDIR so that putting it in place is a rename.
+stage=$(mktemp -d "$(dirname "$dest")/.slurm-headers.XXXXXX")
+trap 'rm -rf "$tmp" "$stage"' EXIT
+dpkg-deb -x "$deb" "$stage"
+dpkg-deb -f "$deb" Version >"$stage/VERSION"
+echo "$package" >"$stage/PACKAGE"
+src=$(dpkg-deb -f "$deb" Source)
+echo "${src%% *}" >"$stage/SOURCE"
+echo "$suite" >"$stage/SUITE"
+hv=$(verify "$stage")
+echo "$hv" >"$stage/SLURM_VERSION"
+echo "$stamp" >"$stage/.stamp"
+
+chmod 755 "$stage"
+rm -rf "$dest"
+mv "$stage" "$dest"
+note "Slurm $hv headers from $package $(cat "$dest/VERSION") ($suite) in $dest"
+echo "$dest/usr/include"
