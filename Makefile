@@ -90,13 +90,9 @@ package-test: deps
 	$(MAKE) rpm SLURM=$(SLURM)
 	packaging/rpm/test.sh $$(ls -t $(BUILD)/rpm/RPMS/*/slurm-spank-otel-*.rpm | head -n1)
 
-cluster-test: dockerd
-	@for v in $(SLURMS); do \
-	  echo "=== cluster tests on Slurm $$v ==="; \
-	  test/slurm-docker/cluster up --slurm $$v; \
-	  $(GO) test -count=1 -timeout 40m -tags cluster ./test/cluster/ -slurm $$v -v 2>&1 | tee $(BUILD)/cluster-test-$$v.log | grep -E '^(=== RUN|--- |PASS|FAIL|ok|\s+\S+_test.go)' ; \
-	  rc=$${PIPESTATUS[0]}; test/slurm-docker/cluster down --slurm $$v; [ $$rc -eq 0 ] || exit $$rc; \
-	done
+cluster-test: dockerd cli
+	@mkdir -p $(BUILD)
+	test/cluster/run.sh $(SLURMS)
 
 test: unit package-test cluster-test
 

@@ -1,0 +1,219 @@
+//go:build cluster
+
+// Package cluster tests the installed plugin in a real Slurm cluster: the
+// docker-compose cluster of test/slurm-docker, brought up beforehand with
+// `test/slurm-docker/cluster up --slurm V`. Run it with
+//
+//	go test -tags cluster ./test/cluster -slurm 24.11
+//
+// Every task writes its environment to the shared volume; the tests read the
+// files back and check each task's OTEL_RESOURCE_ATTRIBUTES against the
+// task's own Slurm variables, computed independently of the plugin.
+package cluster
+
+import (
+	"archive/tar"
+	"bytes"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/google/uuid"
+
+	"github.com/spank-otel/spank-otel/libcarrier"
+)
+
+var slurmVersion = flag.String("slurm", "24.11", "Slurm version of the running cluster")
+
+// userCarrier is what the submitting shell exports: the user's own
+// attributes, one with a percent-encoded comma, which must survive.
+const userCarrier = "deployment.environment=prod,user.team=ml%2Cinfra"
+
+// repoRoot is the repository's top directory.
+func repoRoot(t testing.TB) string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+}
+
+// clusterCmd runs `cluster exec` with argv and returns stdout, stderr and
+// the command's error.
+func clusterCmd(t testing.TB, node string, root bool, stdin io.Reader, argv ...string) (string, string, error) {
+	t.Helper()
+	args := []string{"exec", "--slurm", *slurmVersion}
+	if node != "" {
+		args = append(args, "--node", node)
+	}
+	if root {
+		args = append(args, "--root")
+	}
+	args = append(args, "--")
+	args = append(args, argv...)
+	cmd := exec.Command(filepath.Join(repoRoot(t), "test", "slurm-docker", "cluster"), args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr, cmd.Stdin = &stdout, &stderr, stdin
+	err := cmd.Run()
+	return stdout.String(), stderr.String(), err
+}
+
+// alice runs a bash script as alice on the controller and fails the test
+// when it fails.
+func alice(t testing.TB, script string) string {
+	t.Helper()
+	out, errOut, err := clusterCmd(t, "", false, nil, "bash", "-c", script)
+	if err != nil {
+		t.Fatalf("script failed: %v\n--- script\n%s\n--- stdout\n%s\n--- stderr\n%s", err, script, out, errOut)
+	}
+	return out
+}
+
+// asRoot runs a bash script as root on every node given.
+func asRoot(t testing.TB, script string, nodes ...string) {
+	t.Helper()
+	for _, node := range nodes {
+		if out, errOut, err := clusterCmd(t, node, true, nil, "bash", "-c", script); err != nil {
+			t.Fatalf("root script on %s failed: %v\n%s\n%s\n%s", node, err, script, out, errOut)
+		}
+	}
+}
+
+// task is one task's recorded environment.
+type task struct {
+	name string
+	env  map[string]string
+	list []string
+}
+
+func (tk task) attrs(t testing.TB) map[string]string {
+	t.Helper()
+	value, ok := tk.env[libcarrier.EnvVar]
+	if !ok {
+		t.Fatalf("%s: %s is not set", tk.name, libcarrier.EnvVar)
+	}
+	attrs, warnings := libcarrier.Parse(value)
+	if len(warnings) > 0 {
+		t.Fatalf("%s: the plugin wrote a carrier that does not parse cleanly: %v", tk.name, warnings)
+	}
+	return attrs
+}
+
+// collect reads back every *.env file under /shared/out/<tag>.
+func collect(t testing.TB, tag string) []task {
+	t.Helper()
+	out, errOut, err := clusterCmd(t, "", false, nil, "tar", "-C", "/shared/out/"+tag, "-c", ".")
+	if err != nil {
+		t.Fatalf("collect %s: %v: %s", tag, err, errOut)
+	}
+	var tasks []task
+	tr := tar.NewReader(strings.NewReader(out))
+	for {
+		hdr, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("collect %s: %v", tag, err)
+		}
+		if !strings.HasSuffix(hdr.Name, ".env") {
+			continue
+		}
+		data, err := io.ReadAll(tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tk := task{name: strings.TrimPrefix(hdr.Name, "./"), env: map[string]string{}}
+		for _, kv := range strings.Split(strings.TrimRight(string(data), "\x00"), "\x00") {
+			if kv == "" {
+				continue
+			}
+			tk.list = append(tk.list, kv)
+			if k, v, ok := strings.Cut(kv, "="); ok {
+				if _, seen := tk.env[k]; !seen {
+					tk.env[k] = v
+				}
+			}
+		}
+		tasks = append(tasks, tk)
+	}
+	sort.Slice(tasks, func(i, j int) bool { return tasks[i].name < tasks[j].name })
+	return tasks
+}
+
+// outDir creates a fresh output directory for one test and returns the
+// shell prefix that enters it.
+func outDir(t testing.TB) string {
+	t.Helper()
+	tag := strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' {
+			return r
+		}
+		return '_'
+	}, t.Name())
+	alice(t, fmt.Sprintf("rm -rf /shared/out/%[1]s && mkdir -p /shared/out/%[1]s", tag))
+	return tag
+}
+
+// jobUUID is SPEC section 4's formula, computed here without the project's
+// own code.
+func jobUUID(cluster, jobKey string) string {
+	return uuid.NewSHA1(uuid.NameSpaceURL, []byte("nemo.lens.job/"+cluster+"/"+jobKey)).String()
+}
+
+// taskEnvOf runs the project's command, `spank-otel task-env`, on a task's
+// recorded environment with OTEL_RESOURCE_ATTRIBUTES put back to what the
+// task inherited, and returns what it prints.
+func taskEnvOf(t testing.TB, tk task, inherited string, inheritedSet bool) string {
+	t.Helper()
+	var env []string
+	for _, kv := range tk.list {
+		if !strings.HasPrefix(kv, libcarrier.EnvVar+"=") {
+			env = append(env, kv)
+		}
+	}
+	if inheritedSet {
+		env = append(env, libcarrier.EnvVar+"="+inherited)
+	}
+	cmd := exec.Command(filepath.Join(repoRoot(t), "build", "spank-otel"), "task-env")
+	cmd.Env = env
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("spank-otel task-env: %v", err)
+	}
+	return strings.TrimSuffix(string(out), "\n")
+}
+
+// checkIdentity checks the attributes every task of a job must carry.
+func checkIdentity(t testing.TB, tk task, attrs map[string]string) {
+	t.Helper()
+	env := tk.env
+	jobKey := env["SLURM_JOB_ID"]
+	wantID := env["SLURM_JOB_ID"]
+	if tid, ok := env["SLURM_ARRAY_TASK_ID"]; ok {
+		jobKey = env["SLURM_ARRAY_JOB_ID"]
+		wantID = env["SLURM_ARRAY_JOB_ID"] + "_" + tid
+	}
+	want := map[string]string{
+		"slurm.job.id":       wantID,
+		"slurm.job.id.raw":   env["SLURM_JOB_ID"],
+		"slurm.cluster.name": env["SLURM_CLUSTER_NAME"],
+		"slurm.job.user":     "alice",
+		"nv.dl.job.uuid":     jobUUID(env["SLURM_CLUSTER_NAME"], jobKey),
+		"user.team":          "ml,infra",
+	}
+	for k, v := range want {
+		if attrs[k] != v {
+			t.Errorf("%s: %s = %q, want %q (carrier %q)", tk.name, k, attrs[k], v, env[libcarrier.EnvVar])
+		}
+	}
+}
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	os.Exit(m.Run())
+}

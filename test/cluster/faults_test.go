@@ -1,0 +1,396 @@
+//go:build cluster
+
+package cluster
+
+import (
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const (
+	installedLib = "/usr/lib/x86_64-linux-gnu/slurm-wlm/libspankotel.so"
+	installedSo  = "/usr/lib/x86_64-linux-gnu/slurm-wlm/spank_otel.so"
+	plugstack    = "/etc/slurm/plugstack.conf.d/spank-otel.conf"
+	computeNodes = "c1 c2"
+)
+
+// setPlugstack rewrites the plugin's plugstack.conf line on the compute
+// nodes; slurmstepd reads it at every step, so no restart is needed.
+func setPlugstack(t testing.TB, args string) {
+	t.Helper()
+	line := "optional " + installedSo + " " + args
+	asRoot(t, fmt.Sprintf("printf '%%s\\n' %q > %s", line, plugstack), strings.Fields(computeNodes)...)
+}
+
+func restorePlugstack(t testing.TB) {
+	setPlugstack(t, "lib="+installedLib)
+}
+
+// logMark returns the plugin's log lines so far; newLogLines returns those
+// added since a mark.
+func logMark(t testing.TB) map[string]bool {
+	t.Helper()
+	seen := map[string]bool{}
+	for _, line := range pluginLogLines(t) {
+		seen[line] = true
+	}
+	return seen
+}
+
+func pluginLogLines(t testing.TB) []string {
+	t.Helper()
+	out, errOut, err := clusterCmd(t, "", true, nil, "bash", "-c",
+		"cat /var/log/slurm/*.log 2>/dev/null | grep -a 'spank-otel:' || true")
+	if err != nil {
+		t.Fatalf("reading logs: %v %s", err, errOut)
+	}
+	// The controller sees only its own log; the nodes' logs are read there.
+	var lines []string
+	lines = append(lines, strings.Split(out, "\n")...)
+	for _, node := range strings.Fields(computeNodes) {
+		out, _, _ := clusterCmd(t, node, true, nil, "bash", "-c",
+			"cat /var/log/slurm/*.log 2>/dev/null | grep -a 'spank-otel:' || true")
+		lines = append(lines, strings.Split(out, "\n")...)
+	}
+	var kept []string
+	for _, l := range lines {
+		if strings.TrimSpace(l) != "" {
+			kept = append(kept, l)
+		}
+	}
+	return kept
+}
+
+func newLogLines(t testing.TB, mark map[string]bool) []string {
+	t.Helper()
+	var added []string
+	for _, line := range pluginLogLines(t) {
+		if !mark[line] {
+			added = append(added, line)
+		}
+	}
+	return added
+}
+
+// matrix collects case → result for the table printed at the end.
+type matrix struct {
+	rows [][2]string
+}
+
+func (m *matrix) add(name, result string) { m.rows = append(m.rows, [2]string{name, result}) }
+
+func (m *matrix) print(t testing.TB) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "fault matrix, Slurm %s\n", *slurmVersion)
+	for _, r := range m.rows {
+		fmt.Fprintf(&b, "  %-44s %s\n", r[0], r[1])
+	}
+	t.Log("\n" + b.String())
+	dir := filepath.Join(repoRoot(t), "build")
+	_ = os.MkdirAll(dir, 0o755)
+	_ = os.WriteFile(filepath.Join(dir, "fault-matrix-"+*slurmVersion+".txt"), []byte(b.String()), 0o644)
+}
+
+// faultCase runs one srun in alice's shell with the given preamble and
+// checks the invariants of every fault: the job succeeds, the user's own
+// attributes are all there, and, when the plugin stepped aside, the log
+// says so.
+type faultCase struct {
+	name     string
+	setup    string // shell run before srun, in alice's shell
+	carrier  string // the user's OTEL_RESOURCE_ATTRIBUTES; "" = userCarrier
+	srunArgs string
+	// wantAttrs: the plugin must have written the Slurm attributes.
+	// Otherwise it must have left the carrier exactly as it was and logged
+	// a line containing wantLog.
+	wantAttrs bool
+	wantLog   string
+}
+
+func runFault(t *testing.T, m *matrix, fc faultCase) {
+	t.Helper()
+	tag := outDir(t)
+	carrier := fc.carrier
+	if carrier == "" {
+		carrier = userCarrier
+	}
+	mark := logMark(t)
+	script := fmt.Sprintf("set -e; cd /shared; export OTEL_RESOURCE_ATTRIBUTES=\"$(cat /shared/carrier-%s)\"\n%s\nsrun -N1 -n1 %s -o /shared/out/%s/%%j.%%s.%%t.env env -0",
+		tag, fc.setup, fc.srunArgs, tag)
+	writeShared(t, "carrier-"+tag, carrier)
+	out, errOut, err := clusterCmd(t, "", false, nil, "bash", "-c", script)
+	if err != nil {
+		m.add(fc.name, "FAIL: job failed")
+		t.Fatalf("job failed: %v\n%s\n%s", err, out, errOut)
+	}
+	tasks := collect(t, tag)
+	if len(tasks) != 1 {
+		m.add(fc.name, "FAIL: no task output")
+		t.Fatalf("got %d tasks", len(tasks))
+	}
+	tk := tasks[0]
+	got := tk.env["OTEL_RESOURCE_ATTRIBUTES"]
+	userAttrs, _ := parseLoose(carrier)
+	gotAttrs, _ := parseLoose(got)
+	for k, v := range userAttrs {
+		if gotAttrs[k] != v {
+			t.Errorf("user attribute %s lost or changed: %q → %q", k, v, gotAttrs[k])
+		}
+	}
+	logs := newLogLines(t, mark)
+	result := ""
+	if fc.wantAttrs {
+		if gotAttrs["slurm.job.id"] != tk.env["SLURM_JOB_ID"] {
+			t.Errorf("want Slurm attributes written; carrier is %.200q; log: %v", got, logs)
+		}
+		result = "ok: attributes written"
+	} else {
+		if got != carrier {
+			t.Errorf("want the carrier left exactly as it was; got %.200q", got)
+		}
+		var matching []string
+		for _, l := range logs {
+			if strings.Contains(l, fc.wantLog) {
+				matching = append(matching, l)
+			}
+		}
+		if len(matching) == 0 {
+			t.Errorf("no log line containing %q; new plugin lines: %v", fc.wantLog, logs)
+		} else {
+			result = "ok: left alone; log: " + shorten(logText(matching[0]), 70)
+		}
+	}
+	if t.Failed() {
+		result = "FAIL"
+	}
+	m.add(fc.name, result)
+}
+
+// parseLoose decodes a carrier for comparison, whatever its shape.
+func parseLoose(s string) (map[string]string, int) {
+	out := map[string]string{}
+	n := 0
+	for _, e := range strings.Split(s, ",") {
+		k, v, ok := strings.Cut(e, "=")
+		if !ok {
+			continue
+		}
+		n++
+		out[strings.TrimSpace(k)] = strings.TrimSpace(v)
+	}
+	// Values are compared decoded, the way the Go SDK decodes them.
+	for k, v := range out {
+		if d, err := url.PathUnescape(v); err == nil {
+			out[k] = d
+		}
+	}
+	return out, n
+}
+
+func logText(line string) string {
+	if i := strings.Index(line, "spank-otel:"); i >= 0 {
+		return line[i:]
+	}
+	return line
+}
+
+func shorten(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// writeShared writes a file to the shared volume as alice.
+func writeShared(t testing.TB, name, content string) {
+	t.Helper()
+	if _, errOut, err := clusterCmd(t, "", false, strings.NewReader(content), "bash", "-c", "cat > /shared/"+name); err != nil {
+		t.Fatalf("write /shared/%s: %v %s", name, err, errOut)
+	}
+}
+
+func TestFaultMatrix(t *testing.T) {
+	m := &matrix{}
+	defer m.print(t)
+	defer restorePlugstack(t)
+
+	// The Go library itself broken in every way we can think of. The
+	// files live in a root-owned directory on the compute nodes.
+	asRoot(t, `set -e; mkdir -p /opt/faults; cd /opt/faults
+lib=`+installedLib+`
+rm -f *
+cp $lib unreadable.so; chmod 000 unreadable.so
+head -c 100000 $lib > truncated.so
+: > empty.so
+cp "$(ls /lib/x86_64-linux-gnu/libz.so.1 /usr/lib/x86_64-linux-gnu/libz.so.1 2>/dev/null | head -n1)" other-elf.so
+cp $lib alice-owned.so; chown alice alice-owned.so; chmod 0644 alice-owned.so
+cp $lib group-writable.so; chmod 0664 group-writable.so`, strings.Fields(computeNodes)...)
+
+	libCases := []struct{ name, lib, log string }{
+		{"library missing", "/opt/faults/missing.so", "missing.so"},
+		{"library unreadable", "/opt/faults/unreadable.so", "unreadable.so"},
+		{"library truncated", "/opt/faults/truncated.so", "truncated.so"},
+		{"library zero bytes", "/opt/faults/empty.so", "empty.so"},
+		{"library a different ELF", "/opt/faults/other-elf.so", "other-elf.so"},
+		{"library owned and writable by alice", "/opt/faults/alice-owned.so", "alice-owned.so"},
+		{"library group-writable", "/opt/faults/group-writable.so", "group-writable.so"},
+		{"library path relative", "libspankotel.so", "libspankotel.so"},
+	}
+	for _, c := range libCases {
+		t.Run(c.name, func(t *testing.T) {
+			setPlugstack(t, "lib="+c.lib)
+			defer restorePlugstack(t)
+			runFault(t, m, faultCase{name: c.name, wantLog: c.log})
+		})
+	}
+
+	for _, kib := range []string{"262144", "524288", "1048576", "2097152", "4194304", "8388608", "unlimited"} {
+		name := "RLIMIT_AS " + kib + " KiB"
+		t.Run(name, func(t *testing.T) {
+			fc := faultCase{name: name, setup: "ulimit -v " + kib}
+			// Go needs its address space; below the threshold the shim
+			// must step aside with a log line, above it write.
+			if kib == "262144" || kib == "524288" || kib == "1048576" {
+				fc.wantLog = "RLIMIT_AS"
+			} else {
+				fc.wantAttrs = true
+			}
+			runFault(t, m, fc)
+		})
+	}
+	t.Run("RLIMIT_NPROC small", func(t *testing.T) {
+		runFault(t, m, faultCase{name: "RLIMIT_NPROC 64", setup: "ulimit -u 64", wantAttrs: true})
+	})
+	t.Run("RLIMIT_STACK small", func(t *testing.T) {
+		runFault(t, m, faultCase{name: "RLIMIT_STACK 256 KiB", setup: "ulimit -s 256", wantAttrs: true})
+	})
+
+	var keys10k strings.Builder
+	for i := 0; i < 10000; i++ {
+		if i > 0 {
+			keys10k.WriteByte(',')
+		}
+		fmt.Fprintf(&keys10k, "k%d=%d", i, i)
+	}
+	huge := "user.big=" + strings.Repeat("x", 131000)
+	carrierCases := []faultCase{
+		{name: "carrier of 10,000 keys", carrier: keys10k.String(), wantAttrs: true},
+		{name: "carrier with invalid UTF-8", carrier: "user.bad=\xff\xfe,user.ok=1", wantLog: "OTEL_RESOURCE_ATTRIBUTES"},
+		{name: "carrier with % at its end", carrier: "user.pct=50%", wantAttrs: true},
+		{name: "carrier malformed (entry without =)", carrier: "user.ok=1,garbage", wantLog: "malformed"},
+		{name: "carrier that would pass the 128 KiB limit", carrier: huge, wantLog: "limit"},
+	}
+	for _, fc := range carrierCases {
+		fc := fc
+		t.Run(fc.name, func(t *testing.T) { runFault(t, m, fc) })
+	}
+
+	t.Run("environment near the execve limit", func(t *testing.T) {
+		nearLimit(t, m)
+	})
+	t.Run("100 back-to-back array elements", func(t *testing.T) {
+		tag := outDir(t)
+		alice(t, submit(fmt.Sprintf(`sbatch --wait --array=1-100 -N1 -n1 -o /dev/null --wrap 'env -0 > /shared/out/%s/$SLURM_JOB_ID.batch.env'`, tag)))
+		tasks := collect(t, tag)
+		uuids := map[string]bool{}
+		for _, tk := range tasks {
+			attrs := tk.attrs(t)
+			checkIdentity(t, tk, attrs)
+			uuids[attrs["nv.dl.job.uuid"]] = true
+		}
+		if len(tasks) != 100 || len(uuids) != 1 {
+			t.Errorf("got %d elements and %d job UUIDs, want 100 and 1", len(tasks), len(uuids))
+		}
+		m.add("100 back-to-back array elements", result(t, fmt.Sprintf("ok: %d elements, one job UUID", len(tasks))))
+	})
+	t.Run("--otel-attrs given neither on nor off", func(t *testing.T) {
+		_, errOut, err := clusterCmd(t, "", false, nil, "srun", "--otel-attrs=yes", "true")
+		if err == nil || !strings.Contains(errOut, "--otel-attrs") {
+			t.Errorf("srun --otel-attrs=yes: err %v, stderr %q; want a failure naming the option", err, errOut)
+		}
+		m.add("--otel-attrs=yes", result(t, "ok: srun refuses: "+shorten(lastLine(errOut), 60)))
+	})
+}
+
+// nearLimit finds the largest environment with which a task still starts
+// with the plugin off, then runs the same job with the plugin on: the task
+// must start too, with its carrier untouched, because the plugin's value
+// no longer fits, and the log must say so.
+func nearLimit(t *testing.T, m *matrix) {
+	tag := outDir(t)
+	run := func(fill int, opt string) error {
+		script := fmt.Sprintf(`cd /shared; export OTEL_RESOURCE_ATTRIBUTES='%s'
+fill=%d; i=0
+while [ $fill -gt 0 ]; do
+  n=$(( fill > 100000 ? 100000 : fill ))
+  export FILL_$i=$(head -c $n /dev/zero | tr '\0' x)
+  fill=$(( fill - n )); i=$(( i + 1 ))
+done
+exec srun -N1 -n1 %s -o /shared/out/%s/near.env env -0`, userCarrier, fill, opt, tag)
+		_, _, err := clusterCmd(t, "", false, nil, "bash", "-c", script)
+		return err
+	}
+	// Binary search the largest fill that still runs with the plugin off.
+	lo, hi := 0, 4<<20
+	if run(lo, "--otel-attrs=off") != nil {
+		t.Fatal("a job with no filler fails with the plugin off")
+	}
+	for hi-lo > 64 {
+		mid := (lo + hi) / 2
+		if run(mid, "--otel-attrs=off") == nil {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	mark := logMark(t)
+	if err := run(lo, ""); err != nil {
+		m.add("environment at the execve limit", "FAIL: the plugin made a runnable job fail")
+		t.Fatalf("with %d bytes of filler the job runs with the plugin off but fails with it on: %v", lo, err)
+	}
+	tasks := collect(t, tag)
+	if len(tasks) != 1 || tasks[0].env["OTEL_RESOURCE_ATTRIBUTES"] != userCarrier {
+		t.Errorf("want the task's carrier untouched at the limit")
+	}
+	var budget []string
+	for _, l := range newLogLines(t, mark) {
+		if strings.Contains(l, "execve") || strings.Contains(l, "budget") {
+			budget = append(budget, l)
+		}
+	}
+	if len(budget) == 0 {
+		t.Errorf("no log line about the execve budget")
+	}
+	m.add("environment at the execve limit", result(t, fmt.Sprintf("ok: %d bytes of filler; runs, left alone; log: %s",
+		lo, shorten(logText(first(budget)), 50))))
+}
+
+func first(s []string) string {
+	if len(s) == 0 {
+		return ""
+	}
+	return s[0]
+}
+
+func status(err error) string {
+	if err == nil {
+		return "runs"
+	}
+	return "fails"
+}
+
+func result(t testing.TB, ok string) string {
+	if t.Failed() {
+		return "FAIL"
+	}
+	return ok
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return lines[len(lines)-1]
+}

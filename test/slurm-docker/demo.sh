@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# make demo: a two-node job on the running cluster whose tasks print their
+# decoded OTEL_RESOURCE_ATTRIBUTES, shown as one table (attribute × task).
+set -euo pipefail
+
+slurm=${1:-24.11}
+here=$(cd "$(dirname "$0")" && pwd)
+cluster() { "$here/cluster" "$@"; }
+
+echo "Submitting as alice on Slurm $slurm, with a user attribute of her own:"
+echo "  OTEL_RESOURCE_ATTRIBUTES='team=ml%2Cinfra' sbatch -N2 -n4 --wait: srun spank-otel decode"
+echo
+
+# Each task prints "<step>.<rank> <JSON object of its attributes>"; the
+# batch script itself is task "batch".
+out=$(cluster exec --slurm "$slurm" -- bash -c '
+export OTEL_RESOURCE_ATTRIBUTES="team=ml%2Cinfra"
+cd /shared && sbatch --wait --quiet -N2 -n4 -J demo -o /shared/demo-%j.out <<"EOF" >/dev/null
+#!/bin/bash
+echo "batch@$SLURMD_NODENAME $(spank-otel decode)"
+srun -N2 -n4 bash -c '"'"'echo "step$SLURM_STEP_ID.$SLURM_PROCID@$SLURMD_NODENAME $(spank-otel decode)"'"'"'
+EOF
+cat "$(ls -t /shared/demo-*.out | head -n1)"')
+
+python3 - "$out" <<'EOF'
+import json, sys
+rows = [line.split(" ", 1) for line in sys.argv[1].splitlines() if " {" in line]
+tasks = [name for name, _ in rows]
+attrs = {name: json.loads(obj) for name, obj in rows}
+keys = sorted({k for a in attrs.values() for k in a})
+width = max(len(k) for k in keys)
+cols = [max(len(t), max(len(attrs[t].get(k, "-")) for k in keys)) for t in tasks]
+cols = [min(c, 38) for c in cols]
+cell = lambda s, w: (s if len(s) <= w else s[: w - 1] + "…").ljust(w)
+print(cell("attribute", width), " ".join(cell(t, w) for t, w in zip(tasks, cols)))
+print("-" * width, " ".join("-" * w for w in cols))
+for k in keys:
+    print(cell(k, width), " ".join(cell(attrs[t].get(k, "-"), w) for t, w in zip(tasks, cols)))
+EOF
+echo
+echo "The batch step carries the head node; each step's tasks carry their own node's topology;"
+echo "nv.dl.job.uuid is the same everywhere, and the user's team=ml,infra survives."

@@ -1,0 +1,53 @@
+#!/bin/sh
+# Runs in a container of spank-otel-slurm:<version>-base (no network) to make
+# the node image spank-otel-slurm:<version>: the plugin package, installed
+# with apt, and the cluster's configuration. Usage: setup-node.sh SLURM-VERSION
+# with the inputs (and spank-otel.deb, if any) next to this script; they are
+# removed when it ends.
+set -eu
+version=$1
+src=$(dirname "$0")
+# The inputs must not end up in the image.
+trap 'rm -rf "$src"' EXIT
+plugindir=/usr/lib/x86_64-linux-gnu/slurm-wlm
+
+install -m 0755 "$src/entrypoint.sh" /usr/local/sbin/spank-otel-entrypoint
+
+# slurm.conf = the common part + the version's own lines.
+{
+	cat "$src/slurm.conf"
+	if [ -f "$src/slurm-$version.conf" ]; then
+		echo
+		cat "$src/slurm-$version.conf"
+	fi
+} >/etc/slurm/slurm.conf
+chmod 0644 /etc/slurm/slurm.conf
+if [ -f "$src/cgroup-$version.conf" ]; then
+	install -m 0644 "$src/cgroup-$version.conf" /etc/slurm/cgroup.conf
+fi
+
+# Slurm reads plugstack.conf.d only through this include line.
+mkdir -p /etc/slurm/plugstack.conf.d
+touch /etc/slurm/plugstack.conf
+if ! grep -qx 'include /etc/slurm/plugstack.conf.d/\*.conf' /etc/slurm/plugstack.conf; then
+	echo 'include /etc/slurm/plugstack.conf.d/*.conf' >>/etc/slurm/plugstack.conf
+fi
+
+if [ ! -f "$src/spank-otel.deb" ]; then
+	echo "setup-node: no plugin package given; the image has no spank-otel" >&2
+	exit 0
+fi
+# apt (not dpkg -i) so the package's Depends on the matching Slurm are checked.
+DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "$src/spank-otel.deb"
+apt-get clean
+rm -rf /var/lib/apt/lists/*
+for f in "$plugindir/spank_otel.so" "$plugindir/libspankotel.so"; do
+	if [ ! -f "$f" ]; then
+		echo "setup-node: the package did not install $f" >&2
+		exit 1
+	fi
+done
+echo "optional $plugindir/spank_otel.so lib=$plugindir/libspankotel.so" \
+	>/etc/slurm/plugstack.conf.d/spank-otel.conf
+chmod 0644 /etc/slurm/plugstack.conf.d/spank-otel.conf
+dpkg-query -W -f 'setup-node: installed ${Package} ${Version}\n' spank-otel
