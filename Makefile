@@ -82,7 +82,7 @@ rpm: deps
 unit: deps lib cli
 	$(GO) vet ./...
 	$(GO) test -count=1 ./...
-	$(MAKE) -C spank test SLURM_INCLUDE=/usr/include REAL=$(BUILD)/libspankotel.so
+	$(MAKE) -C spank test SLURM_INCLUDE=/usr/include REAL=$(abspath $(BUILD)/libspankotel.so)
 
 package-test: deps
 	$(MAKE) deb SLURM=$(SLURM)

@@ -149,14 +149,19 @@ func collect(t testing.TB, tag string) []task {
 // shell prefix that enters it.
 func outDir(t testing.TB) string {
 	t.Helper()
-	tag := strings.Map(func(r rune) rune {
+	tag := outTag(t)
+	alice(t, fmt.Sprintf("rm -rf /shared/out/%[1]s && mkdir -p /shared/out/%[1]s", tag))
+	return tag
+}
+
+// outTag is the test's output directory name under /shared/out.
+func outTag(t testing.TB) string {
+	return strings.Map(func(r rune) rune {
 		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' {
 			return r
 		}
 		return '_'
 	}, t.Name())
-	alice(t, fmt.Sprintf("rm -rf /shared/out/%[1]s && mkdir -p /shared/out/%[1]s", tag))
-	return tag
 }
 
 // jobUUID is SPEC section 4's formula, computed here without the project's
