@@ -8,7 +8,7 @@ awk '
 FNR == 1 { v = $NF; vers[++nv] = v; next }
 {
 	name = substr($0, 3, 44); sub(/ +$/, "", name)
-	res = substr($0, 48); st = (res ~ /^ok/) ? "ok" : "FAIL"
+	res = substr($0, 48); st = (res ~ /^ok/) ? "ok" : (res ~ /^n\/a/) ? "n/a" : "FAIL"
 	if (!(name in seen)) { seen[name] = 1; order[++nc] = name }
 	cell[name, v] = st
 }
