@@ -14,4 +14,10 @@
 // Results are [Attributes]: values are strings, or int64 for the integer keys
 // (see [libcarrier.IsIntegerKey]). Problems are reported as
 // [libcarrier.Warning] values; a detector never fails.
+//
+// The Slurm detector runs in every task of every job step, so it has a
+// path that builds no maps: [SlurmEnvList] keeps only the variables it
+// reads, and [AppendSlurmStrings] works on slices of
+// [libcarrier.KeyValue], as returned by [libcarrier.AppendParse] and
+// written by [libcarrier.FormatList].
 package detect

@@ -52,14 +52,3 @@ func isSet(env Env, name string) bool {
 	_, ok := env.Lookup(name)
 	return ok
 }
-
-// firstOf returns the first non-empty value of the variables names, and that
-// variable's name; "" and "" when all are unset or empty.
-func firstOf(env Env, names ...string) (value, name string) {
-	for _, n := range names {
-		if v := lookup(env, n); v != "" {
-			return v, n
-		}
-	}
-	return "", ""
-}

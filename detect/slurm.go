@@ -2,6 +2,7 @@ package detect
 
 import (
 	"cmp"
+	"math/bits"
 	"slices"
 	"strconv"
 	"strings"
@@ -40,35 +41,164 @@ const (
 // slurmKeyCount is the size of the allowlist, the most keys a result holds.
 const slurmKeyCount = 23
 
+// The allowlisted keys by index, in bytewise order, so that a result walked
+// by index is sorted by key.
+const (
+	keyJobUUID = iota
+	keyRunUUID
+	keyArrayCount
+	keyArrayJobID
+	keyArraySLUID
+	keyArrayTaskID
+	keyClusterName
+	keyHeadNodeName
+	keyJobAccount
+	keyJobID
+	keyJobIDRaw
+	keyJobName
+	keyJobQOS
+	keyJobReservation
+	keyJobUser
+	keyNNodes
+	keyNTasks
+	keyPartition
+	keyRestartCount
+	keySegment
+	keySLUID
+	keyTopologyAddr
+	keyTopologyAddrPattern
+)
+
+// slurmKeys are the allowlisted keys by index.
+var slurmKeys = [slurmKeyCount]string{
+	keyJobUUID:             KeyJobUUID,
+	keyRunUUID:             KeyRunUUID,
+	keyArrayCount:          KeySlurmArrayCount,
+	keyArrayJobID:          KeySlurmArrayJobID,
+	keyArraySLUID:          KeySlurmArraySLUID,
+	keyArrayTaskID:         KeySlurmArrayTaskID,
+	keyClusterName:         KeySlurmClusterName,
+	keyHeadNodeName:        KeySlurmHeadNodeName,
+	keyJobAccount:          KeySlurmJobAccount,
+	keyJobID:               KeySlurmJobID,
+	keyJobIDRaw:            KeySlurmJobIDRaw,
+	keyJobName:             KeySlurmJobName,
+	keyJobQOS:              KeySlurmJobQOS,
+	keyJobReservation:      KeySlurmJobReservation,
+	keyJobUser:             KeySlurmJobUser,
+	keyNNodes:              KeySlurmNNodes,
+	keyNTasks:              KeySlurmNTasks,
+	keyPartition:           KeySlurmPartition,
+	keyRestartCount:        KeySlurmRestartCount,
+	keySegment:             KeySlurmSegment,
+	keySLUID:               KeySlurmSLUID,
+	keyTopologyAddr:        KeySlurmTopologyAddr,
+	keyTopologyAddrPattern: KeySlurmTopologyAddrPattern,
+}
+
+// slurmKey returns the index of key in the allowlist, or -1.
+func slurmKey(key string) int {
+	switch key {
+	case KeyJobUUID:
+		return keyJobUUID
+	case KeyRunUUID:
+		return keyRunUUID
+	case KeySlurmArrayCount:
+		return keyArrayCount
+	case KeySlurmArrayJobID:
+		return keyArrayJobID
+	case KeySlurmArraySLUID:
+		return keyArraySLUID
+	case KeySlurmArrayTaskID:
+		return keyArrayTaskID
+	case KeySlurmClusterName:
+		return keyClusterName
+	case KeySlurmHeadNodeName:
+		return keyHeadNodeName
+	case KeySlurmJobAccount:
+		return keyJobAccount
+	case KeySlurmJobID:
+		return keyJobID
+	case KeySlurmJobIDRaw:
+		return keyJobIDRaw
+	case KeySlurmJobName:
+		return keyJobName
+	case KeySlurmJobQOS:
+		return keyJobQOS
+	case KeySlurmJobReservation:
+		return keyJobReservation
+	case KeySlurmJobUser:
+		return keyJobUser
+	case KeySlurmNNodes:
+		return keyNNodes
+	case KeySlurmNTasks:
+		return keyNTasks
+	case KeySlurmPartition:
+		return keyPartition
+	case KeySlurmRestartCount:
+		return keyRestartCount
+	case KeySlurmSegment:
+		return keySegment
+	case KeySlurmSLUID:
+		return keySLUID
+	case KeySlurmTopologyAddr:
+		return keyTopologyAddr
+	case KeySlurmTopologyAddrPattern:
+		return keyTopologyAddrPattern
+	}
+	return -1
+}
+
 // IsSlurmKey reports whether key is one of the 23 keys the Slurm detector
 // reads from an inherited OTEL_RESOURCE_ATTRIBUTES: the 21 slurm.* keys it
 // derives, plus nv.dl.job.uuid and nv.dl.run.uuid. Retired keys such as
 // slurm.nodelist, slurm.cluster and slurm.torchelastic.restart_count are not
 // in the list.
 func IsSlurmKey(key string) bool {
-	switch key {
-	case KeySlurmJobID, KeySlurmJobIDRaw,
-		KeySlurmArrayJobID, KeySlurmArrayTaskID, KeySlurmArrayCount,
-		KeySlurmSLUID, KeySlurmArraySLUID,
-		KeySlurmJobName, KeySlurmClusterName, KeySlurmPartition,
-		KeySlurmNNodes, KeySlurmNTasks, KeySlurmRestartCount,
-		KeySlurmJobUser, KeySlurmJobAccount, KeySlurmJobQOS, KeySlurmJobReservation,
-		KeySlurmSegment, KeySlurmTopologyAddr, KeySlurmTopologyAddrPattern,
-		KeySlurmHeadNodeName,
-		KeyJobUUID, KeyRunUUID:
+	return slurmKey(key) >= 0
+}
+
+// isSlurmInteger reports whether the allowlisted key of index i has integer
+// values.
+func isSlurmInteger(i int) bool {
+	switch i {
+	case keyArrayCount, keyNNodes, keyNTasks, keyRestartCount:
 		return true
 	}
 	return false
 }
 
-// isSlurmInteger reports whether key is one of the allowlisted keys whose
-// value is an integer.
-func isSlurmInteger(key string) bool {
-	switch key {
-	case KeySlurmArrayCount, KeySlurmNNodes, KeySlurmNTasks, KeySlurmRestartCount:
-		return true
+// slurmValues are the values of a detection by allowlist index.
+type slurmValues struct {
+	value [slurmKeyCount]string
+	set   uint32 // bit i: value[i] is set
+}
+
+func (v *slurmValues) has(i int) bool { return v.set&(1<<i) != 0 }
+
+func (v *slurmValues) put(i int, value string) {
+	v.value[i] = value
+	v.set |= 1 << i
+}
+
+// inherit records the inherited value of key, if key is allowlisted and
+// value usable, and returns warns with a warning for an inherited integer
+// key that is not an integer.
+func (v *slurmValues) inherit(key, value string, warns []libcarrier.Warning) []libcarrier.Warning {
+	i := slurmKey(key)
+	if i < 0 || value == "" {
+		return warns
 	}
-	return false
+	if isSlurmInteger(i) {
+		canon, ok := canonicalInteger(value)
+		if !ok {
+			return append(warns, libcarrier.Warning{Key: key,
+				Message: "inherited value " + quote(value) + " is not an integer: discarded"})
+		}
+		value = canon
+	}
+	v.put(i, value)
+	return warns
 }
 
 // SlurmStrings is the Slurm detector. It returns the Slurm identity of the
@@ -89,147 +219,231 @@ func isSlurmInteger(key string) bool {
 //
 // This runs in every task of every job step, so it keeps allocations low:
 // keys are constants, values are substrings of env where possible, and the
-// result map is sized for the whole allowlist.
+// result map is built once, at its final size. [AppendSlurmStrings] avoids
+// the map altogether.
 func SlurmStrings(env Env) (map[string]string, []libcarrier.Warning) {
-	var inherited map[string]string
-	if text := lookup(env, libcarrier.EnvVar); text != "" {
-		inherited, _ = libcarrier.Parse(text)
+	se := SlurmEnvOf(env)
+	var v slurmValues
+	var warns []libcarrier.Warning
+	if text := se.value(varCarrier); text != "" {
+		var buf [32]libcarrier.KeyValue
+		inherited, _ := libcarrier.AppendParse(buf[:0], text)
+		for _, kv := range inherited {
+			warns = v.inherit(kv.Key, kv.Value, warns)
+		}
 	}
-	return SlurmStringsInherited(env, inherited)
+	warns = detectSlurm(&se, &v, warns)
+	return v.toMap(), warns
 }
 
 // SlurmStringsInherited is [SlurmStrings] for a caller that has already
 // parsed env's OTEL_RESOURCE_ATTRIBUTES into inherited, so the carrier is
 // not parsed twice per task. inherited is only read.
 func SlurmStringsInherited(env Env, inherited map[string]string) (map[string]string, []libcarrier.Warning) {
-	jobID := lookup(env, "SLURM_JOB_ID")
-	if jobID == "" && len(inherited) == 0 {
-		return map[string]string{}, nil
-	}
-
-	out := make(map[string]string, slurmKeyCount)
+	se := SlurmEnvOf(env)
+	var v slurmValues
 	var warns []libcarrier.Warning
 	for key, value := range inherited {
-		if value == "" || !IsSlurmKey(key) {
-			continue
-		}
-		if isSlurmInteger(key) {
-			canon, ok := canonicalInteger(value)
-			if !ok {
-				warns = append(warns, libcarrier.Warning{Key: key,
-					Message: "inherited value " + quote(value) + " is not an integer: discarded"})
-				continue
-			}
-			value = canon
-		}
-		out[key] = value
+		warns = v.inherit(key, value, warns)
 	}
-	if jobID != "" {
-		warns = deriveSlurm(env, jobID, out, warns)
-	}
-	if len(warns) > 1 {
-		slices.SortFunc(warns, func(a, b libcarrier.Warning) int { return strings.Compare(a.Key, b.Key) })
-	}
-	return out, warns
+	warns = detectSlurm(&se, &v, warns)
+	return v.toMap(), warns
 }
 
-// deriveSlurm fills the keys of out that are still missing with the values
+// AppendSlurmStrings is [SlurmStringsInherited] for the per-task hot path:
+// the task's environment is a [SlurmEnv] (see [SlurmEnvOf] for any other
+// Env), the inherited carrier and the result are slices. It appends the
+// result to dst sorted by key, and returns the extended slice and the
+// warnings. inherited holds the entries of env's OTEL_RESOURCE_ATTRIBUTES,
+// as [libcarrier.AppendParse] returns them; when a key occurs more than
+// once, its last entry counts, as in a map built in order. env and
+// inherited are only read.
+//
+// With a dst of enough capacity (23 entries), only a derived
+// nv.dl.job.uuid or slurm.job.id of an array element, and the warnings,
+// allocate.
+func AppendSlurmStrings(dst []libcarrier.KeyValue, env *SlurmEnv, inherited []libcarrier.KeyValue) ([]libcarrier.KeyValue, []libcarrier.Warning) {
+	var v slurmValues
+	var warns []libcarrier.Warning
+	var seen uint32 // bit i: the last entry of allowlisted key i was read
+	for n := len(inherited) - 1; n >= 0; n-- {
+		kv := inherited[n]
+		if i := slurmKey(kv.Key); i >= 0 && seen&(1<<i) == 0 {
+			seen |= 1 << i
+			warns = v.inherit(kv.Key, kv.Value, warns)
+		}
+	}
+	warns = detectSlurm(env, &v, warns)
+	for i, value := range v.value {
+		if v.has(i) {
+			dst = append(dst, libcarrier.KeyValue{Key: slurmKeys[i], Value: value})
+		}
+	}
+	return dst, warns
+}
+
+// detectSlurm completes v, which holds the usable inherited values, with
+// the values derived from env, and returns warns, with the warnings of the
+// derivation added, ordered by key.
+//
+// The detector reads env by variable index, never by name, so it cannot
+// read a variable that a SlurmEnv does not hold.
+func detectSlurm(env *SlurmEnv, v *slurmValues, warns []libcarrier.Warning) []libcarrier.Warning {
+	if jobID := env.value(varJobID); jobID != "" {
+		warns = deriveSlurm(env, jobID, v, warns)
+	}
+	// Stable: a key's inherited warning stays before its local one.
+	slices.SortStableFunc(warns, func(a, b libcarrier.Warning) int { return strings.Compare(a.Key, b.Key) })
+	return warns
+}
+
+// toMap returns the values of v in a map. It is never nil.
+func (v *slurmValues) toMap() map[string]string {
+	m := make(map[string]string, bits.OnesCount32(v.set))
+	for i, value := range v.value {
+		if v.has(i) {
+			m[slurmKeys[i]] = value
+		}
+	}
+	return m
+}
+
+// deriveSlurm fills the keys of v that are still missing with the values
 // derived from env's SLURM_* variables. Values are computed only for missing
 // keys, so a local value that an inherited one replaces costs nothing and
 // warns about nothing.
-func deriveSlurm(env Env, jobID string, out map[string]string, warns []libcarrier.Warning) []libcarrier.Warning {
+func deriveSlurm(env *SlurmEnv, jobID string, v *slurmValues, warns []libcarrier.Warning) []libcarrier.Warning {
 	// An array element is recognised by SLURM_ARRAY_TASK_ID being set; the
 	// job UUID derivation uses the same test.
-	taskID, array := env.Lookup("SLURM_ARRAY_TASK_ID")
-	arrayJobID := lookup(env, "SLURM_ARRAY_JOB_ID")
+	taskID, array := env.value(varArrayTaskID), env.has(varArrayTaskID)
+	arrayJobID := env.value(varArrayJobID)
 
-	if missing(out, KeySlurmJobID) {
+	if !v.has(keyJobID) {
 		if array && arrayJobID != "" {
-			out[KeySlurmJobID] = arrayJobID + "_" + taskID
+			v.put(keyJobID, arrayJobID+"_"+taskID)
 		} else {
-			out[KeySlurmJobID] = jobID
+			v.put(keyJobID, jobID)
 		}
 	}
-	fill(out, KeySlurmJobIDRaw, jobID)
-	fill(out, KeySlurmArrayJobID, cmp.Or(arrayJobID, jobID))
-	fill(out, KeySlurmArrayTaskID, cmp.Or(taskID, "0"))
-	warns = fillInteger(env, out, warns, KeySlurmArrayCount, "1", "SLURM_ARRAY_TASK_COUNT")
+	v.fill(keyJobIDRaw, jobID)
+	v.fill(keyArrayJobID, cmp.Or(arrayJobID, jobID))
+	v.fill(keyArrayTaskID, cmp.Or(taskID, "0"))
+	warns = v.fillInteger(env, warns, keyArrayCount, "1", varArrayTaskCount)
 
-	fillFrom(env, out, KeySlurmSLUID, "LENS_SLURM_SLUID", "NV_LAUNCH_SLUID")
-	fillFrom(env, out, KeySlurmArraySLUID, "LENS_SLURM_ARRAY_SLUID", "NV_LAUNCH_ARRAY_SLUID")
-	fillFrom(env, out, KeySlurmJobName, "SLURM_JOB_NAME")
-	fillFrom(env, out, KeySlurmClusterName, "SLURM_CLUSTER_NAME")
-	fillFrom(env, out, KeySlurmPartition, "SLURM_JOB_PARTITION", "SLURM_PARTITION")
-	warns = fillInteger(env, out, warns, KeySlurmNNodes, "", "SLURM_JOB_NUM_NODES", "SLURM_NNODES")
-	warns = fillInteger(env, out, warns, KeySlurmNTasks, "", "SLURM_NTASKS")
-	warns = fillInteger(env, out, warns, KeySlurmRestartCount, "0", "SLURM_RESTART_COUNT")
-	fillFrom(env, out, KeySlurmJobUser, "SLURM_JOB_USER")
-	fillFrom(env, out, KeySlurmJobAccount, "SLURM_JOB_ACCOUNT")
-	fillFrom(env, out, KeySlurmJobQOS, "SLURM_JOB_QOS")
-	fillFrom(env, out, KeySlurmJobReservation, "SLURM_JOB_RESERVATION")
-	fillFrom(env, out, KeySlurmSegment, "SLURM_SEGMENT")
-	fillFrom(env, out, KeySlurmTopologyAddr, "SLURM_TOPOLOGY_ADDR")
-	fillFrom(env, out, KeySlurmTopologyAddrPattern, "SLURM_TOPOLOGY_ADDR_PATTERN")
+	v.fillFrom(env, keySLUID, varLensSLUID, varNVSLUID)
+	v.fillFrom(env, keyArraySLUID, varLensArraySLUID, varNVArraySLUID)
+	v.fillFrom(env, keyJobName, varJobName)
+	v.fillFrom(env, keyClusterName, varClusterName)
+	v.fillFrom(env, keyPartition, varJobPartition, varPartition)
+	warns = v.fillInteger(env, warns, keyNNodes, "", varJobNumNodes, varNNodes)
+	warns = v.fillInteger(env, warns, keyNTasks, "", varNTasks)
+	warns = v.fillInteger(env, warns, keyRestartCount, "0", varRestartCount)
+	v.fillFrom(env, keyJobUser, varJobUser)
+	v.fillFrom(env, keyJobAccount, varJobAccount)
+	v.fillFrom(env, keyJobQOS, varJobQOS)
+	v.fillFrom(env, keyJobReservation, varJobReservation)
+	v.fillFrom(env, keySegment, varSegment)
+	v.fillFrom(env, keyTopologyAddr, varTopologyAddr)
+	v.fillFrom(env, keyTopologyAddrPattern, varTopologyAddrPattern)
 
 	// The head node is the node of the batch script. A step's tasks run on
 	// other nodes too, so there SLURMD_NODENAME names the wrong node.
 	if !inStep(env) {
-		fillFrom(env, out, KeySlurmHeadNodeName, "SLURMD_NODENAME")
+		v.fillFrom(env, keyHeadNodeName, varNodeName)
 	}
-	if missing(out, KeyJobUUID) {
-		out[KeyJobUUID] = uuidderive.JobUUID(env).String()
+	if !v.has(keyJobUUID) {
+		// The values, not env: as an Env, env would move to the heap.
+		job := uuidderive.JobVars{Cluster: env.value(varClusterName), JobID: jobID,
+			ArrayJobID: arrayJobID, ArrayTask: array}
+		v.put(keyJobUUID, job.UUID().String())
 	}
 	return warns
 }
 
 // inStep reports whether the task belongs to a job step rather than to the
-// batch script: SLURM_STEP_ID or SLURM_STEPID is non-empty ("0" included).
-func inStep(env Env) bool {
-	return lookup(env, "SLURM_STEP_ID") != "" || lookup(env, "SLURM_STEPID") != ""
+// batch script; see [InStep].
+func inStep(env *SlurmEnv) bool { return env.InStep() }
+
+// InStep is [InStep] for e, without the interface conversion that would move
+// e to the heap on the per-task path.
+func (e *SlurmEnv) InStep() bool {
+	env := e
+	id := env.value(varStepID)
+	if id == "" {
+		id = env.value(varStepIDOld)
+	}
+	return isStepID(id)
 }
 
-func missing(out map[string]string, key string) bool {
-	_, ok := out[key]
-	return !ok
+// InStep reports whether env is the environment of a task of a job step, as
+// opposed to the batch script: SLURM_STEP_ID (or the older SLURM_STEPID)
+// names a regular step, "0" included.
+//
+// Slurm 26.05 also sets SLURM_STEP_ID in the batch script, to -5, its id
+// for the batch step. Negative ids, ids above the largest regular one
+// (Slurm's special steps written unsigned) and the names batch, extern and
+// interactive therefore mean the job level, not a step: otherwise the batch
+// script would lose its head node and pass its own topology to every step.
+func InStep(env Env) bool {
+	id, _ := env.Lookup("SLURM_STEP_ID")
+	if id == "" {
+		id, _ = env.Lookup("SLURM_STEPID")
+	}
+	return isStepID(id)
 }
 
-// fill sets out[key] to value unless key is already set or value is empty.
-func fill(out map[string]string, key, value string) {
-	if value != "" && missing(out, key) {
-		out[key] = value
+// maxRegularStepID is the largest id Slurm gives a regular step; the ids
+// above it name the batch, extern and interactive steps.
+const maxRegularStepID = 0xfffffff0
+
+func isStepID(id string) bool {
+	switch id {
+	case "", "batch", "extern", "interactive":
+		return false
+	}
+	if n, err := strconv.ParseInt(id, 10, 64); err == nil {
+		return n >= 0 && n <= maxRegularStepID
+	}
+	return true
+}
+
+// fill sets key i to value unless it is already set or value is empty.
+func (v *slurmValues) fill(i int, value string) {
+	if value != "" && !v.has(i) {
+		v.put(i, value)
 	}
 }
 
-// fillFrom fills key with the first non-empty of the variables names.
-func fillFrom(env Env, out map[string]string, key string, names ...string) {
-	if missing(out, key) {
-		if v, _ := firstOf(env, names...); v != "" {
-			out[key] = v
+// fillFrom fills key i with the first non-empty of the variables vars.
+func (v *slurmValues) fillFrom(env *SlurmEnv, i int, vars ...int) {
+	if !v.has(i) {
+		if value, _ := env.firstOf(vars...); value != "" {
+			v.put(i, value)
 		}
 	}
 }
 
-// fillInteger fills the integer key with the first non-empty of the variables
-// names, in canonical form, or with def when they are all unset or empty. A
-// value that is not an integer is omitted, with a warning; def does not
-// replace it.
-func fillInteger(env Env, out map[string]string, warns []libcarrier.Warning, key, def string, names ...string) []libcarrier.Warning {
-	if !missing(out, key) {
+// fillInteger fills the integer key i with the first non-empty of the
+// variables vars, in canonical form, or with def when they are all unset
+// or empty. A value that is not an integer is omitted, with a warning; def
+// does not replace it.
+func (v *slurmValues) fillInteger(env *SlurmEnv, warns []libcarrier.Warning, i int, def string, vars ...int) []libcarrier.Warning {
+	if v.has(i) {
 		return warns
 	}
-	value, name := firstOf(env, names...)
+	value, from := env.firstOf(vars...)
 	if value == "" {
 		if def != "" {
-			out[key] = def
+			v.put(i, def)
 		}
 		return warns
 	}
 	canon, ok := canonicalInteger(value)
 	if !ok {
-		return append(warns, libcarrier.Warning{Key: key,
-			Message: name + "=" + quote(value) + " is not an integer: omitted"})
+		return append(warns, libcarrier.Warning{Key: slurmKeys[i],
+			Message: slurmVarNames[from] + "=" + quote(value) + " is not an integer: omitted"})
 	}
-	out[key] = canon
+	v.put(i, canon)
 	return warns
 }
 
@@ -279,7 +493,7 @@ func Slurm(env Env) (Attributes, []libcarrier.Warning) {
 	s, warns := SlurmStrings(env)
 	out := make(Attributes, len(s))
 	for k, v := range s {
-		if isSlurmInteger(k) {
+		if isSlurmInteger(slurmKey(k)) {
 			// SlurmStrings only returns valid integers for these keys.
 			n, _ := libcarrier.ParseInteger(v)
 			out[k] = n

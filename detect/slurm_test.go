@@ -405,6 +405,22 @@ func BenchmarkSlurmStrings(b *testing.B) {
 				_, _ = SlurmStrings(EnvList(bc.kv))
 			}
 		})
+		// The same with the Env of the hot path.
+		b.Run(bc.name+"/SlurmEnvList", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				env := SlurmEnvList(bc.kv)
+				_, _ = SlurmStrings(&env)
+			}
+		})
+	}
+}
+
+func BenchmarkSlurmEnvList(b *testing.B) {
+	kv := taskEnvWithCarrier(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = SlurmEnvList(kv)
 	}
 }
 

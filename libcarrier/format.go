@@ -1,6 +1,7 @@
 package libcarrier
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -23,6 +24,10 @@ type entry struct {
 	raw any    // Format only: the value as given
 }
 
+// entryBuf is how many entries a format keeps on the stack; more still
+// work, they just allocate.
+const entryBuf = 64
+
 // Format writes m in the canonical carrier form described in the package
 // documentation, with keys sorted bytewise ascending.
 //
@@ -42,12 +47,13 @@ type entry struct {
 // Any other type, including named types such as time.Duration, is dropped
 // with a warning naming the key and the type: convert such values first.
 func Format(m map[string]any) (string, []Warning) {
-	es := make([]entry, 0, len(m))
+	var buf [entryBuf]entry
+	es := buf[:0]
 	for k, v := range m {
 		es = append(es, entry{tk: trimBlank(k), key: k, raw: v})
 	}
-	var buf [64]int32
-	ord := order(es, buf[:0])
+	var obuf [entryBuf]int32
+	ord := order(es, obuf[:0])
 	warns := resolve(es, ord, nil)
 	for _, i := range ord {
 		e := &es[i]
@@ -66,19 +72,57 @@ func Format(m map[string]any) (string, []Warning) {
 		}
 		e.val = s
 	}
-	return write(es, ord, warns)
+	var wbuf [entryBuf]KeyValue
+	var gbuf [entryBuf]string
+	kvs, given := winners(es, ord, wbuf[:0], gbuf[:0])
+	s, warns, _ := write(kvs, given, warns) // values are valid
+	return s, warns
 }
 
-// FormatStrings is [Format] for string values. It is the per-task fast
-// path: for up to 64 keys it allocates, besides the warnings, one slice
-// and the result.
+// FormatStrings is [Format] for string values. It is a fast path: for up
+// to 64 keys and a result of up to 2 KiB it allocates nothing but the
+// result and the warnings.
 func FormatStrings(m map[string]string) (string, []Warning) {
-	es := make([]entry, 0, len(m))
+	var buf [entryBuf]KeyValue
+	kvs := buf[:0]
 	for k, v := range m {
-		es = append(es, entry{tk: trimBlank(k), key: k, val: v})
+		kvs = append(kvs, KeyValue{Key: k, Value: v})
 	}
-	var buf [64]int32
-	ord := order(es, buf[:0])
+	// Sorted, the entries of a map with valid keys and values take
+	// FormatList's fast path; the keys are distinct, so nothing else
+	// changes.
+	slices.SortFunc(kvs, compareKeys)
+	return FormatList(kvs)
+}
+
+// FormatList is [FormatStrings] for entries held in a slice. It returns
+// what FormatStrings returns for the map that assigning the entries of kvs
+// in order would build: when a key occurs more than once, the last entry
+// replaces the others without a warning. kvs is not modified.
+//
+// It is the per-task fast path. Entries sorted by key with distinct keys,
+// as [AppendParse] returns them, are not sorted again, and for up to 64
+// entries and a result of up to 2 KiB nothing is allocated but the result
+// and the warnings.
+func FormatList(kvs []KeyValue) (string, []Warning) {
+	if plain(kvs) {
+		if s, warns, ok := write(kvs, nil, nil); ok {
+			return s, warns
+		}
+	}
+	return formatList(kvs)
+}
+
+// formatList is FormatList for entries that need sorting, trimming or
+// dropping.
+func formatList(kvs []KeyValue) (string, []Warning) {
+	var buf [entryBuf]entry
+	es := buf[:0]
+	for _, kv := range kvs {
+		es = append(es, entry{tk: trimBlank(kv.Key), key: kv.Key, val: kv.Value})
+	}
+	var obuf [entryBuf]int32
+	ord := order(es, obuf[:0])
 	warns := resolve(es, ord, nil)
 	for _, i := range ord {
 		e := &es[i]
@@ -87,24 +131,61 @@ func FormatStrings(m map[string]string) (string, []Warning) {
 			e.tk = ""
 		}
 	}
-	return write(es, ord, warns)
+	var wbuf [entryBuf]KeyValue
+	var gbuf [entryBuf]string
+	kvs, given := winners(es, ord, wbuf[:0], gbuf[:0])
+	s, warns, _ := write(kvs, given, warns) // values are valid
+	return s, warns
+}
+
+// plain reports whether the keys of kvs are strictly ascending and valid.
+// Such entries need neither sorting nor trimming (a valid key holds no
+// blank), and unless a value is not valid UTF-8 nothing in them is dropped.
+func plain(kvs []KeyValue) bool {
+	for i, kv := range kvs {
+		if i > 0 && kvs[i-1].Key >= kv.Key || !validKey(kv.Key) {
+			return false
+		}
+	}
+	return true
+}
+
+// winners appends to kvs the entries of es that were not dropped, in the
+// order ord, under their trimmed keys, and to given their keys as given.
+func winners(es []entry, ord []int32, kvs []KeyValue, given []string) ([]KeyValue, []string) {
+	for _, i := range ord {
+		if e := &es[i]; e.tk != "" {
+			kvs = append(kvs, KeyValue{Key: e.tk, Value: e.val})
+			given = append(given, e.key)
+		}
+	}
+	return kvs, given
 }
 
 // order returns the indexes of es sorted by trimmed key, then by key as
-// given, appended to buf. Sorting indexes instead of entries moves no
-// pointers, and a caller's small stack buffer avoids an allocation.
+// given, then by position, appended to buf. Sorting indexes instead of
+// entries moves no strings, and a caller's small stack buffer avoids an
+// allocation.
 func order(es []entry, buf []int32) []int32 {
 	ord := buf[:0]
 	for i := range es {
 		ord = append(ord, int32(i))
 	}
 	slices.SortFunc(ord, func(a, b int32) int {
-		if c := strings.Compare(es[a].tk, es[b].tk); c != 0 {
+		if c := compareEntries(&es[a], &es[b]); c != 0 {
 			return c
 		}
-		return strings.Compare(es[a].key, es[b].key)
+		return cmp.Compare(a, b)
 	})
 	return ord
+}
+
+// compareEntries orders entries by trimmed key, then by key as given.
+func compareEntries(a, b *entry) int {
+	if c := strings.Compare(a.tk, b.tk); c != 0 {
+		return c
+	}
+	return strings.Compare(a.key, b.key)
 }
 
 // resolve drops (by clearing tk) every entry with an invalid key and every
@@ -115,14 +196,24 @@ func resolve(es []entry, ord []int32, warns []Warning) []Warning {
 	// a group is either dropped whole or resolved to its last member.
 	for n, i := range ord {
 		e := &es[i]
+		var next *entry
+		if n+1 < len(ord) {
+			next = &es[ord[n+1]]
+		}
+		if next != nil && next.key == e.key {
+			// Only FormatList sees a key twice; as in a map, the later
+			// entry replaces this one.
+			e.tk = ""
+			continue
+		}
 		if msg := checkKey(e.tk); msg != "" {
 			warns = append(warns, Warning{Key: e.key, Message: msg})
 			e.tk = ""
 			continue
 		}
-		if n+1 < len(ord) && es[ord[n+1]].tk == e.tk {
+		if next != nil && next.tk == e.tk {
 			warns = append(warns, Warning{Key: e.key,
-				Message: "same key as " + quote(es[ord[n+1]].key) + " after trimming, which wins: dropped"})
+				Message: "same key as " + quote(next.key) + " after trimming, which wins: dropped"})
 			e.tk = ""
 		}
 	}
@@ -131,22 +222,70 @@ func resolve(es []entry, ord []int32, warns []Warning) []Warning {
 
 // checkKey returns why a trimmed key cannot be written, or "".
 func checkKey(k string) string {
+	if validKey(k) {
+		return ""
+	}
 	if k == "" {
 		return "empty key: dropped"
 	}
 	if len(k) > maxKeyBytes {
 		return "key longer than 255 bytes: dropped"
 	}
-	for i := 0; i < len(k); i++ {
-		switch c := k[i]; {
-		case c < 0x21 || c > 0x7e:
-			return "key contains byte " + hexByte(c) + ": dropped"
-		case c == ',' || c == '=' || c == '%' || c == ';' || c == '\\' || c == '"':
-			return "key contains " + strconv.QuoteRune(rune(c)) + ": dropped"
+	c := k[span(k, &keyBytes)]
+	if c < 0x21 || c > 0x7e {
+		return "key contains byte " + hexByte(c) + ": dropped"
+	}
+	return "key contains " + strconv.QuoteRune(rune(c)) + ": dropped"
+}
+
+// validKey reports whether k can be written as a key.
+func validKey(k string) bool {
+	return k != "" && len(k) <= maxKeyBytes && span(k, &keyBytes) == len(k)
+}
+
+// byteSet is a set of bytes: set[c] is 1 for a member c, else 0.
+type byteSet [256]uint8
+
+func newByteSet(member func(c byte) bool) byteSet {
+	var set byteSet
+	for c := range set {
+		if member(byte(c)) {
+			set[c] = 1
 		}
 	}
-	return ""
+	return set
 }
+
+// span returns the length of the longest prefix of s whose bytes are all
+// in set. It tests four bytes per branch, about twice as fast as one: keys
+// and values are mostly made of members.
+func span(s string, set *byteSet) int {
+	i := 0
+	for ; i+4 <= len(s); i += 4 {
+		w := s[i : i+4]
+		if set[w[0]]&set[w[1]]&set[w[2]]&set[w[3]] == 0 {
+			break
+		}
+	}
+	for i < len(s) && set[s[i]] != 0 {
+		i++
+	}
+	return i
+}
+
+// The byte classes of the format. They are only read.
+var (
+	// keyBytes are the bytes a key may hold: 0x21-0x7E except , = % ; \ ".
+	keyBytes = newByteSet(func(c byte) bool {
+		return 0x21 <= c && c <= 0x7e && strings.IndexByte(`,=%;\"`, c) < 0
+	})
+	// unreservedBytes are written as they are; every other byte of a value
+	// is percent-encoded.
+	unreservedBytes = newByteSet(func(c byte) bool {
+		return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
+			c == '-' || c == '.' || c == '_' || c == '~'
+	})
+)
 
 func hexByte(c byte) string {
 	return "0x" + string([]byte{upperHex[c>>4], upperHex[c&15]})
@@ -221,77 +360,56 @@ func formatFloat(f float64, bits int) (string, string) {
 
 const upperHex = "0123456789ABCDEF"
 
-// unreserved reports whether c is written as it is; every other byte is
-// percent-encoded.
-func unreserved(c byte) bool {
-	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
-		c == '-' || c == '.' || c == '_' || c == '~'
-}
+// writeBuf is the size of a carrier that is built on the stack; a longer
+// one still works, it just allocates once more.
+const writeBuf = 2048
 
-// encodedLen returns the length of s once percent-encoded.
-func encodedLen(s string) int {
-	n := len(s)
-	for i := 0; i < len(s); i++ {
-		if !unreserved(s[i]) {
-			n += 2
+// write joins kvs, whose keys are valid, in order, with values
+// percent-encoded, and adds a warning to warns for every value too long
+// for some consumers. A warning names the key as the caller was given it:
+// given[i] for kvs[i], or kvs[i].Key when given is nil. The result is
+// false, and nothing is written, when a value is not valid UTF-8.
+func write(kvs []KeyValue, given []string, warns []Warning) (string, []Warning, bool) {
+	var buf [writeBuf]byte
+	b := buf[:0]
+	for i, kv := range kvs {
+		if len(b) > 0 {
+			b = append(b, ',')
 		}
-	}
-	return n
-}
-
-// write joins the entries that were not dropped. It computes the exact
-// length first so that the result is built in a single allocation.
-func write(es []entry, ord []int32, warns []Warning) (string, []Warning) {
-	size := 0
-	for _, i := range ord {
-		e := &es[i]
-		if e.tk == "" {
-			continue
+		b = append(b, kv.Key...)
+		b = append(b, '=')
+		start := len(b)
+		var ascii bool
+		b, ascii = appendEncoded(b, kv.Value)
+		// Only a value with a byte above 0x7F needs a closer look.
+		if !ascii && !utf8.ValidString(kv.Value) {
+			return "", warns, false
 		}
-		n := encodedLen(e.val)
-		if n > maxValueBytes {
-			warns = append(warns, Warning{Key: e.key,
+		if n := len(b) - start; n > maxValueBytes {
+			key := kv.Key
+			if given != nil {
+				key = given[i]
+			}
+			warns = append(warns, Warning{Key: key,
 				Message: "value encodes to " + strconv.Itoa(n) + " bytes (over 255): written, but the Collector and the JavaScript SDK reject it"})
 		}
-		if size > 0 {
-			size++
-		}
-		size += len(e.tk) + 1 + n
 	}
-	if size == 0 {
-		return "", warns
-	}
-	var b strings.Builder
-	b.Grow(size)
-	for _, i := range ord {
-		e := &es[i]
-		if e.tk == "" {
-			continue
-		}
-		if b.Len() > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(e.tk)
-		b.WriteByte('=')
-		writeEncoded(&b, e.val)
-	}
-	return b.String(), warns
+	return string(b), warns, true
 }
 
-// writeEncoded writes s percent-encoded, copying runs of unreserved bytes
-// in one call.
-func writeEncoded(b *strings.Builder, s string) {
-	start := 0
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if unreserved(c) {
-			continue
+// appendEncoded appends s percent-encoded to b, copying runs of unreserved
+// bytes at once, and reports whether s is all ASCII.
+func appendEncoded(b []byte, s string) (_ []byte, ascii bool) {
+	ascii = true
+	for {
+		n := span(s, &unreservedBytes)
+		b = append(b, s[:n]...)
+		if n == len(s) {
+			return b, ascii
 		}
-		b.WriteString(s[start:i])
-		b.WriteByte('%')
-		b.WriteByte(upperHex[c>>4])
-		b.WriteByte(upperHex[c&15])
-		start = i + 1
+		c := s[n]
+		ascii = ascii && c < utf8.RuneSelf
+		b = append(b, '%', upperHex[c>>4], upperHex[c&15])
+		s = s[n+1:]
 	}
-	b.WriteString(s[start:])
 }

@@ -82,6 +82,11 @@ var stringCases = []struct {
 	{name: "encoded value over 255 bytes written with warning", in: map[string]string{"a": strings.Repeat("é", 42) + "xxxx"},
 		want:  "a=" + strings.Repeat("%C3%A9", 42) + "xxxx",
 		warns: []string{`key "a": value encodes to 256 bytes (over 255): written, but the Collector and the JavaScript SDK reject it`}},
+	{name: "long value of a trimmed key is reported under the key as given", in: map[string]string{" a": strings.Repeat("x", 256)},
+		want:  "a=" + strings.Repeat("x", 256),
+		warns: []string{`key " a": value encodes to 256 bytes (over 255): written, but the Collector and the JavaScript SDK reject it`}},
+	{name: "keys sharing a prefix", in: map[string]string{"slurm.job.id": "1", "slurm.job.id.raw": "2", "slurm.job": "3", "slurm.jo": "4"},
+		want: "slurm.jo=4,slurm.job=3,slurm.job.id=1,slurm.job.id.raw=2"},
 }
 
 func TestFormatStrings(t *testing.T) {

@@ -1,6 +1,15 @@
 package libcarrier
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
+
+// KeyValue is one carrier entry: a key and its value, as text.
+type KeyValue struct {
+	Key   string
+	Value string
+}
 
 // Parse reads a carrier such as the value of OTEL_RESOURCE_ATTRIBUTES.
 //
@@ -17,29 +26,110 @@ import "strings"
 func Parse(s string) (map[string]string, []Warning) {
 	m := make(map[string]string, strings.Count(s, ",")+1)
 	var warns []Warning
-	for len(s) > 0 {
-		entry := s
-		if i := strings.IndexByte(s, ','); i >= 0 {
-			entry, s = s[:i], s[i+1:]
-		} else {
-			s = ""
+	for s != "" {
+		var kv KeyValue
+		var warn string
+		kv, s, warn = cutEntry(s)
+		switch {
+		case warn != "":
+			warns = append(warns, Warning{Message: warn})
+		case kv.Key != "":
+			m[kv.Key] = unescape(kv.Value)
 		}
-		if trimBlank(entry) == "" {
-			continue
-		}
-		eq := strings.IndexByte(entry, '=')
-		if eq < 0 {
-			warns = append(warns, Warning{Message: "entry " + quote(entry) + " has no '=': dropped"})
-			continue
-		}
-		key := trimBlank(entry[:eq])
-		if key == "" {
-			warns = append(warns, Warning{Message: "entry " + quote(entry) + " has an empty key: dropped"})
-			continue
-		}
-		m[key] = unescape(trimBlank(entry[eq+1:]))
 	}
 	return m, warns
+}
+
+// AppendParse reads the carrier s by the rules of [Parse] and appends its
+// entries to dst, sorted by key (bytewise ascending) with one entry per key,
+// and returns the extended slice. The entries appended are exactly those of
+// the map Parse returns, and the warnings are the same.
+//
+// It is for callers that read carriers in a hot path: with a dst of enough
+// capacity, it allocates once, for all the values that hold a valid %XX
+// together, or not at all. Keys, and values without a valid %XX, share
+// memory with s. The entries of dst are not modified.
+func AppendParse(dst []KeyValue, s string) ([]KeyValue, []Warning) {
+	n := len(dst)
+	dst, warns := appendEntries(dst, s)
+	kept := lastOfEach(dst[n:])
+	unescapeAll(kept)
+	return dst[:n+len(kept)], warns
+}
+
+// appendEntries appends the entries of s to dst in the order they appear,
+// repeated keys included, with their values not yet decoded.
+func appendEntries(dst []KeyValue, s string) ([]KeyValue, []Warning) {
+	var warns []Warning
+	for s != "" {
+		var kv KeyValue
+		var warn string
+		kv, s, warn = cutEntry(s)
+		switch {
+		case warn != "":
+			warns = append(warns, Warning{Message: warn})
+		case kv.Key != "":
+			dst = append(dst, kv)
+		}
+	}
+	return dst, warns
+}
+
+// cutEntry reads the first entry of the non-empty carrier s and returns it,
+// with its value trimmed but not decoded, and the rest of s. A blank entry
+// gives an empty key; an entry that is dropped gives an empty key and the
+// warning's message.
+func cutEntry(s string) (kv KeyValue, rest, warn string) {
+	entry := s
+	if i := strings.IndexByte(s, ','); i >= 0 {
+		entry, rest = s[:i], s[i+1:]
+	}
+	if trimBlank(entry) == "" {
+		return KeyValue{}, rest, ""
+	}
+	eq := strings.IndexByte(entry, '=')
+	if eq < 0 {
+		return KeyValue{}, rest, "entry " + quote(entry) + " has no '=': dropped"
+	}
+	key := trimBlank(entry[:eq])
+	if key == "" {
+		return KeyValue{}, rest, "entry " + quote(entry) + " has an empty key: dropped"
+	}
+	return KeyValue{Key: key, Value: trimBlank(entry[eq+1:])}, rest, ""
+}
+
+// lastOfEach sorts kvs by key in place, keeps the last entry of each key,
+// and returns the shortened slice. A carrier that spank-otel or any
+// canonical writer produced is already sorted, so the common case is one
+// pass of comparisons.
+func lastOfEach(kvs []KeyValue) []KeyValue {
+	if strictlySorted(kvs) {
+		return kvs
+	}
+	// Stable, so that the entries of one key stay in the order written.
+	slices.SortStableFunc(kvs, compareKeys)
+	out := kvs[:0]
+	for i, kv := range kvs {
+		if i+1 < len(kvs) && kvs[i+1].Key == kv.Key {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
+}
+
+func compareKeys(a, b KeyValue) int {
+	return strings.Compare(a.Key, b.Key)
+}
+
+// strictlySorted reports whether the keys of kvs ascend with no repeat.
+func strictlySorted(kvs []KeyValue) bool {
+	for i := 1; i < len(kvs); i++ {
+		if kvs[i-1].Key >= kvs[i].Key {
+			return false
+		}
+	}
+	return true
 }
 
 // trimBlank removes spaces and tabs at both ends of s. Only these two are
@@ -58,19 +148,54 @@ func trimBlank(s string) string {
 // unescape decodes every valid %XX in s and keeps everything else as it is.
 // It returns s itself when there is nothing to decode.
 func unescape(s string) string {
-	first := validEscape(s)
-	if first < 0 {
+	if validEscape(s) < 0 {
 		return s
 	}
 	var b strings.Builder
 	b.Grow(len(s) - 2) // at least one %XX shrinks to one byte
-	for i := first; i >= 0; i = validEscape(s) {
-		b.WriteString(s[:i])
-		b.WriteByte(unhex(s[i+1])<<4 | unhex(s[i+2]))
-		s = s[i+3:]
-	}
-	b.WriteString(s)
+	writeUnescaped(&b, s)
 	return b.String()
+}
+
+// unescapeAll decodes the values of kvs as unescape does, into one shared
+// allocation: one is cheaper than one per encoded value.
+func unescapeAll(kvs []KeyValue) {
+	// Carriers hold few encoded values: note where they are.
+	var buf [16]int
+	encoded := buf[:0]
+	size := 0
+	for i, kv := range kvs {
+		if validEscape(kv.Value) >= 0 {
+			encoded = append(encoded, i)
+			size += len(kv.Value) // an upper bound
+		}
+	}
+	if size == 0 {
+		return
+	}
+	var b strings.Builder
+	b.Grow(size)
+	for _, i := range encoded {
+		start := b.Len()
+		writeUnescaped(&b, kvs[i].Value)
+		// The bytes a Builder has written never change, and the Grow above
+		// keeps them in one array, so each value is a slice of it.
+		kvs[i].Value = b.String()[start:]
+	}
+}
+
+// writeUnescaped writes s to b with every valid %XX decoded.
+func writeUnescaped(b *strings.Builder, s string) {
+	start := 0
+	for i := 0; i+2 < len(s); i++ {
+		if s[i] == '%' && isHex(s[i+1]) && isHex(s[i+2]) {
+			b.WriteString(s[start:i])
+			b.WriteByte(unhex(s[i+1])<<4 | unhex(s[i+2]))
+			i += 2
+			start = i + 1
+		}
+	}
+	b.WriteString(s[start:])
 }
 
 // validEscape returns the index of the first '%' in s that

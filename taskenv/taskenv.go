@@ -10,6 +10,7 @@ package taskenv
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/spank-otel/spank-otel/detect"
@@ -25,7 +26,8 @@ type Stage int
 
 const (
 	// StageAuto takes the stage from the environment: a task is in a step
-	// when SLURM_STEP_ID or SLURM_STEPID is set and non-empty.
+	// when SLURM_STEP_ID or SLURM_STEPID names a regular step (see
+	// detect.InStep).
 	StageAuto Stage = iota
 	// StageBatch treats the task as the batch script: topology is not
 	// written, the head node is.
@@ -70,6 +72,14 @@ type Result struct {
 // stepVars are the variables by which Slurm marks a task as part of a step.
 var stepVars = [...]string{"SLURM_STEP_ID", "SLURM_STEPID"}
 
+// Capacities of the per-task buffers: a realistic task fits, so that
+// nothing but the result allocates; a larger one still works.
+const (
+	inheritedBuf = 48 // entries of the inherited carrier
+	slurmBuf     = 23 // the whole Slurm allowlist
+	carrierBuf   = 64 // entries written
+)
+
 // Compute returns what the plugin writes into a task whose environment is
 // env ("NAME=value" strings, as execve receives them).
 //
@@ -79,12 +89,14 @@ var stepVars = [...]string{"SLURM_STEP_ID", "SLURM_STEPID"}
 // reproduce without loss, is left untouched: the user's attributes matter
 // more than ours.
 func Compute(env []string, opts Options) Result {
-	vars := detect.EnvList(env)
-	inStep := isStep(vars)
+	// Only the variables the Slurm detector reads are looked at, in one
+	// pass over env: no map of the whole environment is built.
+	vars := detect.SlurmEnvList(env)
+	inStep := vars.InStep()
 	switch opts.Stage {
 	case StageBatch:
 		if inStep {
-			vars = withoutStep(vars)
+			vars = detect.SlurmEnvList(withoutStep(env))
 		}
 		inStep = false
 	case StageTask:
@@ -92,63 +104,31 @@ func Compute(env []string, opts Options) Result {
 	}
 
 	inheritedText, inheritedSet := vars.Lookup(libcarrier.EnvVar)
-	inherited, parseWarnings := libcarrier.Parse(inheritedText)
+	var ibuf [inheritedBuf]libcarrier.KeyValue
+	inherited, parseWarnings := libcarrier.AppendParse(ibuf[:0], inheritedText)
 	if len(parseWarnings) > 0 {
 		return Result{Warnings: parseWarnings, Reason: fmt.Sprintf(
 			"%s is malformed (%s); left as it was", libcarrier.EnvVar, parseWarnings[0])}
 	}
 
-	slurm, warnings := detect.SlurmStringsInherited(vars, inherited)
+	var sbuf [slurmBuf]libcarrier.KeyValue
+	slurm, warnings := detect.AppendSlurmStrings(sbuf[:0], &vars, inherited)
 	if len(slurm) == 0 {
 		return Result{Warnings: warnings}
 	}
 
-	excluded := func(key string) bool {
-		for _, e := range opts.Exclude {
-			if e == key {
-				return true
-			}
-		}
-		return false
-	}
-	// written reports whether the plugin manages key in this task. An
-	// excluded key is left to the user; in the batch step topology would
-	// describe the batch node only, yet every later step would inherit it.
-	written := func(key string) bool {
-		return !excluded(key) && (inStep || !strings.HasPrefix(key, "slurm.topology."))
-	}
-
-	// Merge in place: the parsed map is ours. Track whether anything
-	// differs so that an unchanged carrier is left byte for byte.
-	changed := false
-	for key := range inherited {
-		if !detect.IsSlurmKey(key) || excluded(key) {
-			continue
-		}
-		if _, ok := slurm[key]; !ok || !written(key) {
-			delete(inherited, key)
-			changed = true
-		}
-	}
-	for key, value := range slurm {
-		if !written(key) {
-			continue
-		}
-		if old, ok := inherited[key]; !ok || old != value {
-			inherited[key] = value
-			changed = true
-		}
-	}
+	var cbuf [carrierBuf]libcarrier.KeyValue
+	carrier, changed := merge(cbuf[:0], inherited, slurm, opts.Exclude, inStep)
 	if !changed {
 		return Result{Warnings: warnings}
 	}
 
-	value, formatWarnings := libcarrier.FormatStrings(inherited)
+	value, formatWarnings := libcarrier.FormatList(carrier)
 	warnings = append(warnings, formatWarnings...)
 	// Canonical values never hold a raw comma, so the entry count tells
 	// whether the format had to drop something (a key or value it cannot
 	// encode). Dropping a user's attribute is worse than writing none.
-	if entries(value) != len(inherited) {
+	if entries(value) != len(carrier) {
 		return Result{Warnings: warnings, Reason: fmt.Sprintf(
 			"%s holds an entry that cannot be written back without loss (%s); left as it was",
 			libcarrier.EnvVar, firstWarning(formatWarnings))}
@@ -159,25 +139,74 @@ func Compute(env []string, opts Options) Result {
 	return Result{Value: value, Changed: true, Warnings: warnings}
 }
 
-func isStep(vars detect.EnvMap) bool {
-	for _, name := range stepVars {
-		if v, ok := vars.Lookup(name); ok && v != "" {
-			return true
+// merge appends to dst the carrier to write: the inherited entries, with
+// the allowlisted keys that the plugin manages holding exactly the Slurm
+// detector's values. It reports whether that differs from inherited.
+// inherited and slurm are sorted by key with distinct keys, and so is the
+// result.
+//
+// An excluded key is left to the user. In the batch step topology would
+// describe the batch node only, yet every later step would inherit it, so
+// it is not written there.
+func merge(dst, inherited, slurm []libcarrier.KeyValue, exclude []string, inStep bool) ([]libcarrier.KeyValue, bool) {
+	written := func(key string) bool {
+		return !slices.Contains(exclude, key) && (inStep || !strings.HasPrefix(key, "slurm.topology."))
+	}
+	changed := false
+	for len(inherited) > 0 || len(slurm) > 0 {
+		// order < 0: the next key is only inherited; > 0: only detected;
+		// 0: both.
+		order := -1
+		switch {
+		case len(inherited) == 0:
+			order = 1
+		case len(slurm) > 0:
+			order = strings.Compare(inherited[0].Key, slurm[0].Key)
+		}
+		switch {
+		case order < 0:
+			// An allowlisted key that the detector did not confirm is
+			// removed, unless it is excluded and so the user's.
+			kv := inherited[0]
+			inherited = inherited[1:]
+			if detect.IsSlurmKey(kv.Key) && !slices.Contains(exclude, kv.Key) {
+				changed = true
+			} else {
+				dst = append(dst, kv)
+			}
+		case order > 0:
+			kv := slurm[0]
+			slurm = slurm[1:]
+			if written(kv.Key) {
+				dst = append(dst, kv)
+				changed = true
+			}
+		default:
+			// Both: the user's value when excluded, else the detector's
+			// when written here, else none.
+			old, kv := inherited[0], slurm[0]
+			inherited, slurm = inherited[1:], slurm[1:]
+			switch {
+			case slices.Contains(exclude, kv.Key):
+				dst = append(dst, old)
+			case written(kv.Key):
+				dst = append(dst, kv)
+				changed = changed || old.Value != kv.Value
+			default:
+				changed = true
+			}
 		}
 	}
-	return false
+	return dst, changed
 }
 
-// withoutStep returns a copy of vars without the step markers.
-func withoutStep(vars detect.EnvMap) detect.EnvMap {
-	copied := make(detect.EnvMap, len(vars))
-	for k, v := range vars {
-		copied[k] = v
-	}
-	for _, name := range stepVars {
-		delete(copied, name)
-	}
-	return copied
+// withoutStep returns a copy of env without the step markers, for a task
+// of a step that is to be treated as the batch script.
+func withoutStep(env []string) []string {
+	return slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
+		name, _, _ := strings.Cut(kv, "=")
+		return slices.Contains(stepVars[:], name)
+	})
 }
 
 func entries(value string) int {

@@ -254,6 +254,17 @@ func readLines(tb testing.TB, path string) []string {
 	return lines
 }
 
+// TestComputeAllocations checks the hot-path promise on a realistic task:
+// no map is built, and only the decoded carrier values (together) and the
+// result allocate.
+func TestComputeAllocations(t *testing.T) {
+	env := realisticEnv(t)
+	got := testing.AllocsPerRun(100, func() { taskenv.Compute(env, taskenv.Options{MaxEnvBytes: 2 << 20}) })
+	if got > 2 {
+		t.Errorf("Compute: %v allocations, want at most 2", got)
+	}
+}
+
 func BenchmarkCompute(b *testing.B) {
 	env := realisticEnv(b)
 	b.ReportAllocs()

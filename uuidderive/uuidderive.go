@@ -21,6 +21,7 @@
 package uuidderive
 
 import (
+	"cmp"
 	"crypto/sha1"
 
 	"github.com/google/uuid"
@@ -59,16 +60,51 @@ const nameBufSize = 192
 // "nemo.lens.job/<cluster>/<job key>".
 func JobName(env Env) string {
 	var buf [nameBufSize]byte
-	return string(appendJobName(buf[:0], env))
+	return string(jobVarsOf(env).appendName(buf[:0]))
 }
 
 // JobUUID returns the job UUID, uuid5(URL, JobName(env)). It is defined for
 // every environment: without Slurm variables it is the UUID of
 // "nemo.lens.job/nocluster/nojob".
 func JobUUID(env Env) uuid.UUID {
+	return jobVarsOf(env).UUID()
+}
+
+// JobVars are the values of the variables that the job UUID is derived
+// from, for a caller that holds them rather than an Env. The zero value
+// stands for an environment without them.
+type JobVars struct {
+	Cluster    string // SLURM_CLUSTER_NAME
+	JobID      string // SLURM_JOB_ID
+	ArrayJobID string // SLURM_ARRAY_JOB_ID
+	ArrayTask  bool   // whether SLURM_ARRAY_TASK_ID is set, even to ""
+}
+
+// UUID returns the job UUID of the environment that holds these values:
+// JobUUID of that environment.
+func (v JobVars) UUID() uuid.UUID {
 	var buf [16 + nameBufSize]byte
 	b := append(buf[:0], uuid.NameSpaceURL[:]...)
-	return sha1UUID(appendJobName(b, env))
+	return sha1UUID(v.appendName(b))
+}
+
+func jobVarsOf(env Env) JobVars {
+	cluster, _ := env.Lookup(envClusterName)
+	jobID, _ := env.Lookup(envJobID)
+	arrayJobID, _ := env.Lookup(envArrayJobID)
+	return JobVars{Cluster: cluster, JobID: jobID, ArrayJobID: arrayJobID, ArrayTask: isArray(env)}
+}
+
+// appendName appends the name the job UUID is derived from.
+func (v JobVars) appendName(b []byte) []byte {
+	key := v.JobID
+	if v.ArrayTask {
+		key = v.ArrayJobID
+	}
+	b = append(b, jobPrefix...)
+	b = append(b, cmp.Or(v.Cluster, noCluster)...)
+	b = append(b, '/')
+	return append(b, cmp.Or(key, noJob)...)
 }
 
 // RunName returns the name the run (attempt) UUID is derived from, and false
@@ -137,13 +173,6 @@ func valueOr(env Env, name, def string) string {
 		return v
 	}
 	return def
-}
-
-func appendJobName(b []byte, env Env) []byte {
-	b = append(b, jobPrefix...)
-	b = append(b, valueOr(env, envClusterName, noCluster)...)
-	b = append(b, '/')
-	return append(b, jobKey(env, isArray(env))...)
 }
 
 func appendRunName(b []byte, env Env, runID string) ([]byte, bool) {

@@ -1,0 +1,57 @@
+package detect_test
+
+import (
+	"testing"
+
+	"github.com/spank-otel/spank-otel/detect"
+)
+
+func TestInStep(t *testing.T) {
+	tests := []struct {
+		name string
+		env  detect.EnvMap
+		want bool
+	}{
+		{"no step id: the batch script of 22.05 and 24.11", detect.EnvMap{}, false},
+		{"empty step id", detect.EnvMap{"SLURM_STEP_ID": ""}, false},
+		{"step 0 is a step", detect.EnvMap{"SLURM_STEP_ID": "0"}, true},
+		{"step 7", detect.EnvMap{"SLURM_STEP_ID": "7"}, true},
+		{"the older name alone", detect.EnvMap{"SLURM_STEPID": "0"}, true},
+		{"the batch script of 26.05", detect.EnvMap{"SLURM_STEP_ID": "-5", "SLURM_STEPID": "-5"}, false},
+		{"the batch step written unsigned", detect.EnvMap{"SLURM_STEP_ID": "4294967291"}, false},
+		{"the extern step", detect.EnvMap{"SLURM_STEP_ID": "-4"}, false},
+		{"the interactive step by name", detect.EnvMap{"SLURM_STEP_ID": "interactive"}, false},
+		{"the largest regular step", detect.EnvMap{"SLURM_STEP_ID": "4294967280"}, true},
+		{"an odd non-numeric id still counts as a step", detect.EnvMap{"SLURM_STEP_ID": "x"}, true},
+		{"SLURM_STEP_ID wins over SLURM_STEPID", detect.EnvMap{"SLURM_STEP_ID": "-5", "SLURM_STEPID": "3"}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := detect.InStep(tc.env); got != tc.want {
+				t.Errorf("InStep(%v) = %v, want %v", tc.env, got, tc.want)
+			}
+			slim := detect.SlurmEnvList(envList(tc.env))
+			if got := slim.InStep(); got != tc.want {
+				t.Errorf("(*SlurmEnv).InStep(%v) = %v, want %v", tc.env, got, tc.want)
+			}
+		})
+	}
+}
+
+// TestHeadNodeInTheBatchScriptOf2605: Slurm 26.05 marks the batch script
+// with SLURM_STEP_ID=-5; it is still where the head node comes from.
+func TestHeadNodeInTheBatchScriptOf2605(t *testing.T) {
+	env := detect.EnvMap{"SLURM_JOB_ID": "9", "SLURM_STEP_ID": "-5", "SLURM_STEPID": "-5", "SLURMD_NODENAME": "c1"}
+	got, _ := detect.SlurmStrings(env)
+	if got["slurm.head_node.name"] != "c1" {
+		t.Errorf("slurm.head_node.name = %q, want c1 (result %v)", got["slurm.head_node.name"], got)
+	}
+}
+
+func envList(m detect.EnvMap) []string {
+	var kv []string
+	for k, v := range m {
+		kv = append(kv, k+"="+v)
+	}
+	return kv
+}

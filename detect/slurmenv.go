@@ -1,0 +1,223 @@
+package detect
+
+import (
+	"strings"
+
+	"github.com/spank-otel/spank-otel/libcarrier"
+)
+
+// The variables a SlurmEnv holds, by their index in it: what the Slurm
+// detector reads, and what package uuidderive reads.
+const (
+	varCarrier = iota // OTEL_RESOURCE_ATTRIBUTES
+	varJobID
+	varArrayJobID
+	varArrayTaskID
+	varArrayTaskCount
+	varClusterName
+	varJobName
+	varJobPartition
+	varPartition
+	varJobNumNodes
+	varNNodes
+	varNTasks
+	varRestartCount
+	varJobUser
+	varJobAccount
+	varJobQOS
+	varJobReservation
+	varSegment
+	varTopologyAddr
+	varTopologyAddrPattern
+	varNodeName
+	varStepID
+	varStepIDOld
+	varLensSLUID
+	varNVSLUID
+	varLensArraySLUID
+	varNVArraySLUID
+	varTorchRestartCount
+	varTorchRunID
+
+	slurmVarCount
+)
+
+// slurmVarNames are the names of the variables a SlurmEnv holds, by index.
+var slurmVarNames = [slurmVarCount]string{
+	varCarrier:             libcarrier.EnvVar,
+	varJobID:               "SLURM_JOB_ID",
+	varArrayJobID:          "SLURM_ARRAY_JOB_ID",
+	varArrayTaskID:         "SLURM_ARRAY_TASK_ID",
+	varArrayTaskCount:      "SLURM_ARRAY_TASK_COUNT",
+	varClusterName:         "SLURM_CLUSTER_NAME",
+	varJobName:             "SLURM_JOB_NAME",
+	varJobPartition:        "SLURM_JOB_PARTITION",
+	varPartition:           "SLURM_PARTITION",
+	varJobNumNodes:         "SLURM_JOB_NUM_NODES",
+	varNNodes:              "SLURM_NNODES",
+	varNTasks:              "SLURM_NTASKS",
+	varRestartCount:        "SLURM_RESTART_COUNT",
+	varJobUser:             "SLURM_JOB_USER",
+	varJobAccount:          "SLURM_JOB_ACCOUNT",
+	varJobQOS:              "SLURM_JOB_QOS",
+	varJobReservation:      "SLURM_JOB_RESERVATION",
+	varSegment:             "SLURM_SEGMENT",
+	varTopologyAddr:        "SLURM_TOPOLOGY_ADDR",
+	varTopologyAddrPattern: "SLURM_TOPOLOGY_ADDR_PATTERN",
+	varNodeName:            "SLURMD_NODENAME",
+	varStepID:              "SLURM_STEP_ID",
+	varStepIDOld:           "SLURM_STEPID",
+	varLensSLUID:           "LENS_SLURM_SLUID",
+	varNVSLUID:             "NV_LAUNCH_SLUID",
+	varLensArraySLUID:      "LENS_SLURM_ARRAY_SLUID",
+	varNVArraySLUID:        "NV_LAUNCH_ARRAY_SLUID",
+	varTorchRestartCount:   "TORCHELASTIC_RESTART_COUNT",
+	varTorchRunID:          "TORCHELASTIC_RUN_ID",
+}
+
+// slurmVar returns the index of the variable name in a SlurmEnv, or -1 when
+// a SlurmEnv does not hold it. It is slurmVarNames reversed, as a switch:
+// SlurmEnvList calls it for every variable of a task.
+func slurmVar(name string) int {
+	switch name {
+	case libcarrier.EnvVar:
+		return varCarrier
+	case "SLURM_JOB_ID":
+		return varJobID
+	case "SLURM_ARRAY_JOB_ID":
+		return varArrayJobID
+	case "SLURM_ARRAY_TASK_ID":
+		return varArrayTaskID
+	case "SLURM_ARRAY_TASK_COUNT":
+		return varArrayTaskCount
+	case "SLURM_CLUSTER_NAME":
+		return varClusterName
+	case "SLURM_JOB_NAME":
+		return varJobName
+	case "SLURM_JOB_PARTITION":
+		return varJobPartition
+	case "SLURM_PARTITION":
+		return varPartition
+	case "SLURM_JOB_NUM_NODES":
+		return varJobNumNodes
+	case "SLURM_NNODES":
+		return varNNodes
+	case "SLURM_NTASKS":
+		return varNTasks
+	case "SLURM_RESTART_COUNT":
+		return varRestartCount
+	case "SLURM_JOB_USER":
+		return varJobUser
+	case "SLURM_JOB_ACCOUNT":
+		return varJobAccount
+	case "SLURM_JOB_QOS":
+		return varJobQOS
+	case "SLURM_JOB_RESERVATION":
+		return varJobReservation
+	case "SLURM_SEGMENT":
+		return varSegment
+	case "SLURM_TOPOLOGY_ADDR":
+		return varTopologyAddr
+	case "SLURM_TOPOLOGY_ADDR_PATTERN":
+		return varTopologyAddrPattern
+	case "SLURMD_NODENAME":
+		return varNodeName
+	case "SLURM_STEP_ID":
+		return varStepID
+	case "SLURM_STEPID":
+		return varStepIDOld
+	case "LENS_SLURM_SLUID":
+		return varLensSLUID
+	case "NV_LAUNCH_SLUID":
+		return varNVSLUID
+	case "LENS_SLURM_ARRAY_SLUID":
+		return varLensArraySLUID
+	case "NV_LAUNCH_ARRAY_SLUID":
+		return varNVArraySLUID
+	case "TORCHELASTIC_RESTART_COUNT":
+		return varTorchRestartCount
+	case "TORCHELASTIC_RUN_ID":
+		return varTorchRunID
+	}
+	return -1
+}
+
+// SlurmEnv is the part of a task's environment that the Slurm detector
+// ([SlurmStrings], [Slurm], [AppendSlurmStrings]) and the derivations of
+// package uuidderive read: OTEL_RESOURCE_ATTRIBUTES and a fixed set of
+// about thirty SLURM_*, SLURMD_*, LENS_*, NV_LAUNCH_* and TORCHELASTIC_*
+// variables. Every other variable is unset in a SlurmEnv, so it is no Env
+// for [Local], [Kubernetes] or [Resource].
+//
+// Unlike [EnvList], which builds a map of the whole environment,
+// [SlurmEnvList] fills a fixed array and does not allocate: it is the Env
+// of the per-task hot path. Its zero value is an empty environment.
+type SlurmEnv struct {
+	values [slurmVarCount]string
+	set    uint64 // bit i: values[i] is set
+}
+
+// SlurmEnvList returns the SlurmEnv of "NAME=value" entries, such as the
+// envp of execve, read by the rules of [EnvList]: an entry without '=' is
+// ignored, and the first occurrence of a name wins. Values share memory
+// with kv.
+func SlurmEnvList(kv []string) SlurmEnv {
+	var e SlurmEnv
+	for _, entry := range kv {
+		eq := strings.IndexByte(entry, '=')
+		if eq < 0 {
+			continue
+		}
+		if i := slurmVar(entry[:eq]); i >= 0 && !e.has(i) {
+			e.put(i, entry[eq+1:])
+		}
+	}
+	return e
+}
+
+// SlurmEnvOf returns the SlurmEnv of env: the variables of env that a
+// SlurmEnv holds.
+func SlurmEnvOf(env Env) SlurmEnv {
+	if e, ok := env.(*SlurmEnv); ok {
+		return *e
+	}
+	var e SlurmEnv
+	for i, name := range slurmVarNames {
+		if v, ok := env.Lookup(name); ok {
+			e.put(i, v)
+		}
+	}
+	return e
+}
+
+// Lookup returns the value of the variable name and whether it is set.
+// A variable that a SlurmEnv does not hold is reported unset.
+func (e *SlurmEnv) Lookup(name string) (string, bool) {
+	i := slurmVar(name)
+	if i < 0 {
+		return "", false
+	}
+	return e.values[i], e.has(i)
+}
+
+// has reports whether the variable of index i is set.
+func (e *SlurmEnv) has(i int) bool { return e.set&(1<<i) != 0 }
+
+// value returns the value of the variable of index i, "" when it is unset.
+func (e *SlurmEnv) value(i int) string { return e.values[i] }
+
+func (e *SlurmEnv) put(i int, value string) {
+	e.values[i] = value
+	e.set |= 1 << i
+}
+
+// firstOf returns the first non-empty value of the variables vars, and that
+// variable's index; "" and -1 when all are unset or empty.
+func (e *SlurmEnv) firstOf(vars ...int) (value string, i int) {
+	for _, i := range vars {
+		if v := e.value(i); v != "" {
+			return v, i
+		}
+	}
+	return "", -1
+}

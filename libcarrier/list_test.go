@@ -1,0 +1,205 @@
+package libcarrier_test
+
+import (
+	"maps"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/spank-otel/spank-otel/libcarrier"
+)
+
+// assigned is the map that assigning kvs in order builds: the reference
+// for the list functions.
+func assigned(kvs []libcarrier.KeyValue) map[string]string {
+	m := make(map[string]string, len(kvs))
+	for _, kv := range kvs {
+		m[kv.Key] = kv.Value
+	}
+	return m
+}
+
+func TestAppendParse(t *testing.T) {
+	tests := []struct {
+		in    string
+		want  []libcarrier.KeyValue
+		warns []string
+	}{
+		{in: "", want: nil},
+		{in: "b=2,a=1,c=3", want: []libcarrier.KeyValue{{"a", "1"}, {"b", "2"}, {"c", "3"}}},
+		{in: "a=1,b=2,a=3", want: []libcarrier.KeyValue{{"a", "3"}, {"b", "2"}}},
+		{in: "a=1, a =2,a=3 , a=4", want: []libcarrier.KeyValue{{"a", "4"}}},
+		{in: "x=%2C,y=plain,z=%zz%41", want: []libcarrier.KeyValue{{"x", ","}, {"y", "plain"}, {"z", "%zzA"}}},
+		{in: "a=1,oops,=v", want: []libcarrier.KeyValue{{"a", "1"}},
+			warns: []string{`entry "oops" has no '=': dropped`, `entry "=v" has an empty key: dropped`}},
+	}
+	for _, tt := range tests {
+		prefix := []libcarrier.KeyValue{{"z", "kept"}, {"a", "kept"}}
+		got, warns := libcarrier.AppendParse(slices.Clip(slices.Clone(prefix)), tt.in)
+		if !slices.Equal(got[:2], prefix) {
+			t.Errorf("AppendParse(%q) changed dst to %q", tt.in, got[:2])
+		}
+		if got := got[2:]; !slices.Equal(got, tt.want) {
+			t.Errorf("AppendParse(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+		if gotW := warningStrings(warns); !slices.Equal(gotW, tt.warns) {
+			t.Errorf("AppendParse(%q) warnings = %q, want %q", tt.in, gotW, tt.warns)
+		}
+	}
+}
+
+// checkAppendParse checks AppendParse against Parse: the same entries,
+// sorted by key with distinct keys, and the same warnings.
+func checkAppendParse(t *testing.T, s string) {
+	t.Helper()
+	m, warns := libcarrier.Parse(s)
+	kvs, aw := libcarrier.AppendParse(nil, s)
+	for i := 1; i < len(kvs); i++ {
+		if kvs[i-1].Key >= kvs[i].Key {
+			t.Fatalf("AppendParse(%q): keys not strictly ascending: %q", s, kvs)
+		}
+	}
+	if got := assigned(kvs); !maps.Equal(got, m) {
+		t.Fatalf("AppendParse(%q) = %q, Parse = %q", s, kvs, m)
+	}
+	if !slices.Equal(aw, warns) {
+		t.Fatalf("AppendParse(%q) warnings %v, Parse %v", s, aw, warns)
+	}
+}
+
+func TestAppendParseMatchesParse(t *testing.T) {
+	for _, s := range hostile {
+		checkAppendParse(t, s)
+	}
+	checkAppendParse(t, "c=3,b=%41,a=1,b=2,a=%2C%2c,c=")
+}
+
+func FuzzAppendParse(f *testing.F) {
+	for _, s := range hostile {
+		f.Add(s)
+	}
+	f.Add("c=3,b=%41,a=1,b=2,a=%2C%2c,c=")
+	f.Fuzz(checkAppendParse)
+}
+
+// TestAppendParseAllocations checks the hot-path promise: with room in
+// dst, the values that hold a valid %XX share one allocation, and nothing
+// else allocates.
+func TestAppendParseAllocations(t *testing.T) {
+	tests := []struct {
+		in     string
+		allocs float64
+	}{
+		{"slurm.job.id=42,slurm.nnodes=2,user.key=plain-value,odd=%zz+", 0},
+		{"b=2,a=1,c=3,a=4", 0},
+		{"a=x%2Cy,b=plain,c=%C3%A9", 1},
+		{strings.Repeat("slurm.job.name=train%20run,nv.dl.rank=3,", 20), 1},
+	}
+	for _, tt := range tests {
+		buf := make([]libcarrier.KeyValue, 0, 64)
+		got := testing.AllocsPerRun(100, func() { libcarrier.AppendParse(buf, tt.in) })
+		if got != tt.allocs {
+			t.Errorf("AppendParse(%.40q...): %v allocations, want %v", tt.in, got, tt.allocs)
+		}
+	}
+}
+
+func TestFormatList(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(1, 2))
+	for _, tt := range stringCases {
+		t.Run(tt.name, func(t *testing.T) {
+			var kvs []libcarrier.KeyValue
+			for k, v := range tt.in {
+				kvs = append(kvs, libcarrier.KeyValue{Key: k, Value: v})
+			}
+			sorted := slices.SortedFunc(slices.Values(kvs), func(a, b libcarrier.KeyValue) int { return strings.Compare(a.Key, b.Key) })
+			shuffled := slices.Clone(sorted)
+			rnd.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+			for _, in := range [][]libcarrier.KeyValue{sorted, shuffled} {
+				before := slices.Clone(in)
+				got, warns := libcarrier.FormatList(in)
+				if got != tt.want {
+					t.Errorf("FormatList(%q) = %q, want %q", in, got, tt.want)
+				}
+				if gotW := warningStrings(warns); !slices.Equal(gotW, tt.warns) {
+					t.Errorf("FormatList(%q) warnings:\n got %q\nwant %q", in, gotW, tt.warns)
+				}
+				if !slices.Equal(in, before) {
+					t.Errorf("FormatList modified its input: %q", in)
+				}
+			}
+		})
+	}
+}
+
+func TestFormatListRepeatedKeys(t *testing.T) {
+	tests := []struct {
+		in    []libcarrier.KeyValue
+		want  string
+		warns []string
+	}{
+		{in: []libcarrier.KeyValue{{"a", "1"}, {"a", "2"}}, want: "a=2"},
+		{in: []libcarrier.KeyValue{{"b", "x"}, {"a", "1"}, {"b", "y"}, {"a", "2"}}, want: "a=2,b=y"},
+		{in: []libcarrier.KeyValue{{"a", "\xff"}, {"a", "ok"}}, want: "a=ok"},
+		{in: []libcarrier.KeyValue{{"a", "ok"}, {"a", "\xff"}}, want: "",
+			warns: []string{`key "a": value is not valid UTF-8: dropped`}},
+		{in: []libcarrier.KeyValue{{"a b", "1"}, {"a b", "2"}}, want: "",
+			warns: []string{`key "a b": key contains byte 0x20: dropped`}},
+		{in: []libcarrier.KeyValue{{" k", "1"}, {"k", "2"}, {" k", "3"}}, want: "k=2",
+			warns: []string{`key " k": same key as "k" after trimming, which wins: dropped`}},
+	}
+	for _, tt := range tests {
+		got, warns := libcarrier.FormatList(tt.in)
+		if got != tt.want {
+			t.Errorf("FormatList(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+		if gotW := warningStrings(warns); !slices.Equal(gotW, tt.warns) {
+			t.Errorf("FormatList(%q) warnings:\n got %q\nwant %q", tt.in, gotW, tt.warns)
+		}
+		// The contract: what FormatStrings does with the map built in order.
+		ms, mw := libcarrier.FormatStrings(assigned(tt.in))
+		if ms != got || !slices.Equal(mw, warns) {
+			t.Errorf("FormatList(%q) = %q %v; FormatStrings of its map = %q %v", tt.in, got, warns, ms, mw)
+		}
+	}
+}
+
+// FuzzFormatList checks FormatList against its definition, FormatStrings
+// of the map that assigning the entries in order builds, for entries in
+// the order given (repeated keys included) and sorted.
+func FuzzFormatList(f *testing.F) {
+	f.Add("a\nb\nc", "1\x002\x003")
+	f.Add("b\na\nb\na", "1\x002\x003\x004")
+	f.Add(" k\nk\nk \n\tk\n k", "lead\x00plain\x00trail\x00tab\x00again")
+	f.Add("a,b\na=b\na%b\n\x00\né\nok", "1\x002\x003\x004\x005\x006")
+	f.Add("v\nv\nw", "\xff\x00ok\x00"+strings.Repeat("é", 200))
+	for _, s := range hostile {
+		f.Add("k", s)
+	}
+	f.Fuzz(func(t *testing.T, keys, values string) {
+		ks, vs := strings.Split(keys, "\n"), strings.Split(values, "\x00")
+		var kvs []libcarrier.KeyValue
+		for i := range min(len(ks), len(vs)) {
+			kvs = append(kvs, libcarrier.KeyValue{Key: ks[i], Value: vs[i]})
+		}
+		want, wantW := libcarrier.FormatStrings(assigned(kvs))
+		sorted := slices.Clone(kvs)
+		slices.SortStableFunc(sorted, func(a, b libcarrier.KeyValue) int { return strings.Compare(a.Key, b.Key) })
+		for _, in := range [][]libcarrier.KeyValue{kvs, sorted} {
+			got, warns := libcarrier.FormatList(in)
+			if got != want || !slices.Equal(warns, wantW) {
+				t.Fatalf("FormatList(%q) = %q %v, want %q %v", in, got, warns, want, wantW)
+			}
+		}
+	})
+}
+
+// TestFormatListAllocations checks the hot-path promise: sorted entries
+// with valid keys and values allocate the result only.
+func TestFormatListAllocations(t *testing.T) {
+	kvs, _ := libcarrier.AppendParse(nil, "a=1,b=x%2Cy,c=%C3%A9,slurm.job.name=train%20run")
+	if got := testing.AllocsPerRun(100, func() { libcarrier.FormatList(kvs) }); got != 1 {
+		t.Errorf("FormatList: %v allocations, want 1", got)
+	}
+}

@@ -1,0 +1,213 @@
+package taskenv
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/spank-otel/spank-otel/detect"
+	"github.com/spank-otel/spank-otel/libcarrier"
+)
+
+// reference is Compute written with maps, the way the plugin first did it:
+// a map of the whole environment, the parsed carrier as a map, the Slurm
+// detector's map merged into it, and FormatStrings. Compute must agree with
+// it on every input.
+func reference(env []string, opts Options) Result {
+	vars := detect.EnvList(env)
+	inStep := detect.InStep(vars)
+	switch opts.Stage {
+	case StageBatch:
+		if inStep {
+			copied := maps(vars)
+			for _, name := range stepVars {
+				delete(copied, name)
+			}
+			vars = copied
+		}
+		inStep = false
+	case StageTask:
+		inStep = true
+	}
+
+	inheritedText, inheritedSet := vars.Lookup(libcarrier.EnvVar)
+	inherited, parseWarnings := libcarrier.Parse(inheritedText)
+	if len(parseWarnings) > 0 {
+		return Result{Warnings: parseWarnings, Reason: fmt.Sprintf(
+			"%s is malformed (%s); left as it was", libcarrier.EnvVar, parseWarnings[0])}
+	}
+	slurm, warnings := detect.SlurmStringsInherited(vars, inherited)
+	if len(slurm) == 0 {
+		return Result{Warnings: warnings}
+	}
+	excluded := func(key string) bool { return slices.Contains(opts.Exclude, key) }
+	written := func(key string) bool {
+		return !excluded(key) && (inStep || !strings.HasPrefix(key, "slurm.topology."))
+	}
+	changed := false
+	for key := range inherited {
+		if !detect.IsSlurmKey(key) || excluded(key) {
+			continue
+		}
+		if _, ok := slurm[key]; !ok || !written(key) {
+			delete(inherited, key)
+			changed = true
+		}
+	}
+	for key, value := range slurm {
+		if !written(key) {
+			continue
+		}
+		if old, ok := inherited[key]; !ok || old != value {
+			inherited[key] = value
+			changed = true
+		}
+	}
+	if !changed {
+		return Result{Warnings: warnings}
+	}
+	value, formatWarnings := libcarrier.FormatStrings(inherited)
+	warnings = append(warnings, formatWarnings...)
+	if entries(value) != len(inherited) {
+		return Result{Warnings: warnings, Reason: fmt.Sprintf(
+			"%s holds an entry that cannot be written back without loss (%s); left as it was",
+			libcarrier.EnvVar, firstWarning(formatWarnings))}
+	}
+	if reason := tooLarge(env, inheritedText, inheritedSet, value, opts.MaxEnvBytes); reason != "" {
+		return Result{Warnings: warnings, Reason: reason}
+	}
+	return Result{Value: value, Changed: true, Warnings: warnings}
+}
+
+func maps(m detect.EnvMap) detect.EnvMap {
+	out := make(detect.EnvMap, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// checkReference runs Compute and reference on env with each stage and a
+// few option sets, and fails on any difference.
+func checkReference(t *testing.T, env []string, exclude []string) {
+	t.Helper()
+	for _, stage := range []Stage{StageAuto, StageBatch, StageTask} {
+		for _, maxEnv := range []int{0, 700, 1 << 20} {
+			opts := Options{Exclude: exclude, MaxEnvBytes: maxEnv, Stage: stage}
+			got, want := Compute(env, opts), reference(env, opts)
+			if got.Value != want.Value || got.Changed != want.Changed || got.Reason != want.Reason ||
+				!slices.Equal(got.Warnings, want.Warnings) {
+				t.Fatalf("Compute(%q, %+v) =\n%+v\nreference\n%+v", env, opts, got, want)
+			}
+		}
+	}
+}
+
+// referenceEnvs are task environments for the comparison with reference.
+var referenceEnvs = [][]string{
+	nil,
+	{"HOME=/root"},
+	{"OTEL_RESOURCE_ATTRIBUTES=a=1 , b=2"},
+	{"SLURM_JOB_ID=77", "SLURM_CLUSTER_NAME=spank", "SLURM_STEP_ID=3", "SLURM_NNODES=2", "SLURM_NTASKS=4",
+		"SLURMD_NODENAME=c2", "SLURM_TOPOLOGY_ADDR=c2", "SLURM_TOPOLOGY_ADDR_PATTERN=node", "SLURM_JOB_USER=alice"},
+	{"SLURM_JOB_ID=77", "SLURMD_NODENAME=c2", "SLURM_TOPOLOGY_ADDR=c2",
+		"OTEL_RESOURCE_ATTRIBUTES=slurm.topology.addr=old,slurm.head_node.name=c1,u=1"},
+	{"SLURM_JOB_ID=77", "SLURM_STEPID=0", "OTEL_RESOURCE_ATTRIBUTES=slurm.ntasks=lots,slurm.nnodes=+02,slurm.nodelist=c[1-2]"},
+	{"SLURM_JOB_ID=101", "SLURM_ARRAY_JOB_ID=100", "SLURM_ARRAY_TASK_ID=1", "SLURM_ARRAY_TASK_COUNT=4",
+		"TORCHELASTIC_RESTART_COUNT=1", "LENS_SLURM_SLUID=s", "NV_LAUNCH_ARRAY_SLUID=a"},
+	{"OTEL_RESOURCE_ATTRIBUTES=slurm.job.id=9,nv.dl.run.uuid=R,service.name=s", "SLURM_CLUSTER_NAME=c"},
+	{"OTEL_RESOURCE_ATTRIBUTES=service.name=s,slurm.nodelist=x"},
+	{"SLURM_JOB_ID=7", "OTEL_RESOURCE_ATTRIBUTES=a=1,garbage"},
+	{"SLURM_JOB_ID=7", "OTEL_RESOURCE_ATTRIBUTES=a=\xff,b=2"},
+	{"SLURM_JOB_ID=7", `OTEL_RESOURCE_ATTRIBUTES=we"ird=1`},
+	{"SLURM_JOB_ID=7", "OTEL_RESOURCE_ATTRIBUTES=b=2,a=1,b=3, a =4,c=%zz"},
+	{"SLURM_JOB_ID=7", "OTEL_RESOURCE_ATTRIBUTES=big=" + strings.Repeat("x", MaxArgStrlen-100)},
+	{"SLURM_JOB_ID=7", "OTEL_RESOURCE_ATTRIBUTES=long=" + strings.Repeat("%C3%A9", 50)},
+	{"OTEL_RESOURCE_ATTRIBUTES=first=1", "SLURM_JOB_ID=7", "OTEL_RESOURCE_ATTRIBUTES=second=2", "SLURM_JOB_ID=8"},
+	// Slurm 26.05 names the batch step -5; special steps are not steps.
+	{"SLURM_JOB_ID=7", "SLURM_STEP_ID=-5", "SLURMD_NODENAME=c1", "SLURM_TOPOLOGY_ADDR=c1"},
+	{"SLURM_JOB_ID=7", "SLURM_STEP_ID=extern", "SLURM_STEPID=3", "SLURMD_NODENAME=c1", "SLURM_TOPOLOGY_ADDR=c1"},
+	{"SLURM_JOB_ID=7", "SLURM_STEP_ID=4294967291", "SLURMD_NODENAME=c1"},
+}
+
+// taskEnv is the environment of BenchmarkCompute: the srun task of
+// detect/testdata with the carrier its batch step passed on.
+func taskEnv(tb testing.TB) []string {
+	tb.Helper()
+	var env []string
+	for _, name := range []string{"task-env.txt", "carrier-25.txt"} {
+		b, err := os.ReadFile("../detect/testdata/" + name)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		for line := range strings.Lines(string(b)) {
+			if line = strings.TrimRight(line, "\r\n"); line != "" {
+				env = append(env, line)
+			}
+		}
+	}
+	// The carrier file holds the value only.
+	env[len(env)-1] = libcarrier.EnvVar + "=" + env[len(env)-1]
+	return env
+}
+
+func TestComputeMatchesReference(t *testing.T) {
+	envs := append(slices.Clone(referenceEnvs), taskEnv(t))
+	for _, env := range envs {
+		for _, exclude := range [][]string{nil, {"slurm.job.user", "slurm.topology.addr", "u"}, {"slurm.head_node.name"}} {
+			checkReference(t, env, exclude)
+		}
+	}
+	// A carrier that is already what Compute writes.
+	env := taskEnv(t)
+	first := Compute(env, Options{})
+	checkReference(t, append([]string{libcarrier.EnvVar + "=" + first.Value}, env...), nil)
+}
+
+// computeNames are the names that FuzzComputeMatchesReference's
+// environments are made of.
+var computeNames = []string{
+	libcarrier.EnvVar, "SLURM_JOB_ID", "SLURM_ARRAY_JOB_ID", "SLURM_ARRAY_TASK_ID", "SLURM_ARRAY_TASK_COUNT",
+	"SLURM_CLUSTER_NAME", "SLURM_JOB_NAME", "SLURM_JOB_PARTITION", "SLURM_PARTITION", "SLURM_JOB_NUM_NODES",
+	"SLURM_NNODES", "SLURM_NTASKS", "SLURM_RESTART_COUNT", "SLURM_JOB_USER", "SLURM_JOB_ACCOUNT", "SLURM_JOB_QOS",
+	"SLURM_JOB_RESERVATION", "SLURM_SEGMENT", "SLURM_TOPOLOGY_ADDR", "SLURM_TOPOLOGY_ADDR_PATTERN",
+	"SLURMD_NODENAME", "SLURM_STEP_ID", "SLURM_STEPID", "LENS_SLURM_SLUID", "NV_LAUNCH_SLUID",
+	"LENS_SLURM_ARRAY_SLUID", "NV_LAUNCH_ARRAY_SLUID", "TORCHELASTIC_RESTART_COUNT", "TORCHELASTIC_RUN_ID",
+	"HOME", "SLURM_JOBID",
+}
+
+// fuzzEnv turns text into an environment: each line that starts with a
+// byte from 'A' on picks a name of computeNames by that byte, followed by
+// the rest of the line as the value; any other line is an entry as it is.
+func fuzzEnv(text string) []string {
+	var env []string
+	for _, line := range strings.Split(text, "\n") {
+		if line != "" && line[0] >= 'A' && int(line[0]-'A') < len(computeNames) {
+			env = append(env, computeNames[line[0]-'A']+"="+line[1:])
+			continue
+		}
+		env = append(env, line)
+	}
+	return env
+}
+
+func FuzzComputeMatchesReference(f *testing.F) {
+	for _, env := range referenceEnvs {
+		f.Add(strings.Join(env, "\n"), "slurm.job.user")
+	}
+	f.Add(strings.Join(taskEnv(f), "\n"), "")
+	f.Add("B77\nFspank\nV3\nL4\nK2\nUc2\nSc2\nTnode\nNalice", "")
+	f.Add("B77\nAslurm.topology.addr=old,u=1\nUc2\nSc2", "u,slurm.topology.addr")
+	f.Add("B101\nC100\nD3\nE4\nFc\nXsl\nYnv\nZa\n[b\n\\2\n]r", "")
+	f.Add("B7\nAslurm.ntasks=lots,slurm.nnodes=+02,a=%2C\nLx\nK1e3", "slurm.ntasks")
+	f.Add("Aslurm.job.id=9,nv.dl.run.uuid=R,service.name=s\nFc", "")
+	f.Fuzz(func(t *testing.T, text, exclude string) {
+		var ex []string
+		if exclude != "" {
+			ex = strings.Split(exclude, ",")
+		}
+		checkReference(t, fuzzEnv(text), ex)
+	})
+}
