@@ -19,13 +19,15 @@ func submit(body string) string {
 	return "set -e; cd /shared; export OTEL_RESOURCE_ATTRIBUTES='" + userCarrier + "'\n" + body
 }
 
-// byStep splits tasks into the batch step and the others.
+// byStep splits tasks into the batch step and the others, by the name
+// the job gave each file (Slurm 26.05 sets SLURM_STEP_ID in the batch
+// script too, so the environment does not tell).
 func byStep(tasks []task) (batch []task, steps []task) {
 	for _, tk := range tasks {
-		if _, ok := tk.env["SLURM_STEP_ID"]; ok {
-			steps = append(steps, tk)
-		} else {
+		if strings.Contains(tk.name, ".batch.") {
 			batch = append(batch, tk)
+		} else {
+			steps = append(steps, tk)
 		}
 	}
 	return batch, steps
