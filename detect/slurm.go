@@ -7,8 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/spank-otel/spank-otel/internal/uuidv5"
 	"github.com/spank-otel/spank-otel/libcarrier"
-	"github.com/spank-otel/spank-otel/uuidderive"
 )
 
 // Keys the Slurm detector writes, and reads from the inherited carrier.
@@ -353,7 +353,7 @@ func deriveSlurm(env *SlurmEnv, jobID string, v *slurmValues, warns []libcarrier
 	}
 	if !v.has(keyJobUUID) {
 		// The values, not env: as an Env, env would move to the heap.
-		job := uuidderive.JobVars{Cluster: env.value(varClusterName), JobID: jobID,
+		job := uuidv5.JobVars{Cluster: env.value(varClusterName), JobID: jobID,
 			ArrayJobID: arrayJobID, ArrayTask: array}
 		v.put(keyJobUUID, job.UUID().String())
 	}

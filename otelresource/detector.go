@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/resource"
 
 	"github.com/spank-otel/spank-otel/detect"
+	"github.com/spank-otel/spank-otel/detect/nvidiasmi"
 	"github.com/spank-otel/spank-otel/libcarrier"
 )
 
@@ -43,6 +44,10 @@ func NewDetector(env detect.Env, opts ...DetectorOption) *Detector {
 	d := &Detector{env: env}
 	for _, o := range opts {
 		o(d)
+	}
+	if d.opts.Local.CountGPUs == nil {
+		// Without CUDA_VISIBLE_DEVICES, a Go program asks nvidia-smi.
+		d.opts.Local.CountGPUs = nvidiasmi.CountGPUs
 	}
 	return d
 }

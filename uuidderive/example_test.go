@@ -51,10 +51,3 @@ func ExampleRunName_local() {
 	// nemo.lens.run/local/exp-7/te2 true
 	//  false
 }
-
-func ExampleJobVars() {
-	// The same job UUID as ExampleJobUUID, from values held directly.
-	vars := uuidderive.JobVars{Cluster: "cluster-a", JobID: "12345"}
-	fmt.Println(vars.UUID())
-	// Output: be34ba0f-41ed-5d53-84c1-e3f3dd25bfd7
-}

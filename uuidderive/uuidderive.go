@@ -21,10 +21,9 @@
 package uuidderive
 
 import (
-	"cmp"
-	"crypto/sha1"
-
 	"github.com/google/uuid"
+
+	"github.com/spank-otel/spank-otel/internal/uuidv5"
 )
 
 // Env is what the derivations read: the raw scheduler environment of one task.
@@ -45,7 +44,6 @@ const (
 )
 
 const (
-	jobPrefix    = "nemo.lens.job/"
 	runPrefix    = "nemo.lens.run/"
 	localCluster = "local"
 	noJob        = "nojob"
@@ -54,57 +52,27 @@ const (
 
 // nameBufSize is large enough for the names of real jobs, so that hashing them
 // needs no heap allocation; a longer name still works, it just allocates.
-const nameBufSize = 192
+const nameBufSize = uuidv5.NameBufSize
 
 // JobName returns the name the job UUID is derived from:
 // "nemo.lens.job/<cluster>/<job key>".
 func JobName(env Env) string {
 	var buf [nameBufSize]byte
-	return string(jobVarsOf(env).appendName(buf[:0]))
+	return string(jobVarsOf(env).AppendName(buf[:0]))
 }
 
 // JobUUID returns the job UUID, uuid5(URL, JobName(env)). It is defined for
 // every environment: without Slurm variables it is the UUID of
 // "nemo.lens.job/nocluster/nojob".
 func JobUUID(env Env) uuid.UUID {
-	return jobVarsOf(env).UUID()
+	return uuid.UUID(jobVarsOf(env).UUID())
 }
 
-// JobVars are the values of the variables that the job UUID is derived
-// from, for a caller that holds them rather than an Env. The zero value
-// stands for an environment without them.
-type JobVars struct {
-	Cluster    string // SLURM_CLUSTER_NAME
-	JobID      string // SLURM_JOB_ID
-	ArrayJobID string // SLURM_ARRAY_JOB_ID
-	ArrayTask  bool   // whether SLURM_ARRAY_TASK_ID is set, even to ""
-}
-
-// UUID returns the job UUID of the environment that holds these values:
-// JobUUID of that environment.
-func (v JobVars) UUID() uuid.UUID {
-	var buf [16 + nameBufSize]byte
-	b := append(buf[:0], uuid.NameSpaceURL[:]...)
-	return sha1UUID(v.appendName(b))
-}
-
-func jobVarsOf(env Env) JobVars {
+func jobVarsOf(env Env) uuidv5.JobVars {
 	cluster, _ := env.Lookup(envClusterName)
 	jobID, _ := env.Lookup(envJobID)
 	arrayJobID, _ := env.Lookup(envArrayJobID)
-	return JobVars{Cluster: cluster, JobID: jobID, ArrayJobID: arrayJobID, ArrayTask: isArray(env)}
-}
-
-// appendName appends the name the job UUID is derived from.
-func (v JobVars) appendName(b []byte) []byte {
-	key := v.JobID
-	if v.ArrayTask {
-		key = v.ArrayJobID
-	}
-	b = append(b, jobPrefix...)
-	b = append(b, cmp.Or(v.Cluster, noCluster)...)
-	b = append(b, '/')
-	return append(b, cmp.Or(key, noJob)...)
+	return uuidv5.JobVars{Cluster: cluster, JobID: jobID, ArrayJobID: arrayJobID, ArrayTask: isArray(env)}
 }
 
 // RunName returns the name the run (attempt) UUID is derived from, and false
@@ -136,18 +104,7 @@ func RunUUID(env Env, runID string) (uuid.UUID, bool) {
 	if !ok {
 		return uuid.Nil, false
 	}
-	return sha1UUID(b), true
-}
-
-// sha1UUID hashes namespace||name, already concatenated in b, the way
-// uuid.NewSHA1 does, but with sha1.Sum so that nothing escapes to the heap.
-func sha1UUID(b []byte) uuid.UUID {
-	sum := sha1.Sum(b)
-	var u uuid.UUID
-	copy(u[:], sum[:16])
-	u[6] = (u[6] & 0x0f) | 0x50 // version 5
-	u[8] = (u[8] & 0x3f) | 0x80 // RFC 4122 variant
-	return u
+	return uuid.UUID(uuidv5.Sum(b)), true
 }
 
 // isArray reports whether the task belongs to an array job: SLURM_ARRAY_TASK_ID

@@ -25,6 +25,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/spank-otel/spank-otel/detect"
+	"github.com/spank-otel/spank-otel/detect/nvidiasmi"
 	"github.com/spank-otel/spank-otel/libcarrier"
 	"github.com/spank-otel/spank-otel/taskenv"
 	"github.com/spank-otel/spank-otel/uuidderive"
@@ -208,7 +209,9 @@ func (c *cli) detect(args []string) int {
 	if !c.noArgs("detect", args) {
 		return exitUsage
 	}
-	attrs, warnings := detect.Resource(detect.EnvList(c.env), detect.ResourceOptions{})
+	attrs, warnings := detect.Resource(detect.EnvList(c.env), detect.ResourceOptions{
+		Local: detect.LocalOptions{CountGPUs: nvidiasmi.CountGPUs},
+	})
 	c.warn(warnings)
 	return c.printJSON(attrs)
 }
