@@ -15,7 +15,7 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top"
 build=$top/build
-forks=${BENCH_FORKS:-300}       # per library
+forks=${BENCH_FORKS:-600}       # per library (at least 300)
 rounds=${BENCH_ROUNDS:-30}      # interleaving rounds
 pairs=${BENCH_PAIRS:-30}        # srun on/off pairs
 slurm=${SLURM:-24.11}
@@ -83,7 +83,7 @@ timeit() { # command...: median wall time of 30 runs in µs
 		t0=$(date +%s%N); eval "$("$@")"; t1=$(date +%s%N); echo $(( t1 - t0 ))
 	done | sort -n | awk '{ v[NR] = $1 } END { printf "%d\n", v[int(NR / 2 + 0.5)] / 1000 }'
 }
-set -a; source "$envfile"; set +a
+while IFS= read -r kv; do export "$kv"; done < "$envfile"   # the task environment, values as they are
 if command -v python3 >/dev/null; then
 	show "eval \"\$(python3 -c '<derive job id and UUID, percent-encode, print export>')\""
 	printf 'python3 -c      p50 %6d us\n' "$(timeit python3 -c "$py")"
@@ -95,14 +95,17 @@ printf 'plugin per task p50 %6d us  (from 1.)\n' "$p50_ours"
 # --- 2. step launch in the cluster ------------------------------------------
 say "2. step launch: srun -N2 -n8 true, plugin on vs --otel-attrs=off, $pairs interleaved pairs, Slurm $slurm"
 test/slurm-docker/cluster up --slurm "$slurm" >/dev/null
-show "test/slurm-docker/cluster exec --slurm $slurm -- bash -c 'srun -N2 -n8 true; srun --otel-attrs=off -N2 -n8 true' (timed, alternating)"
-test/slurm-docker/cluster exec --slurm "$slurm" -- bash -c '
+# Inside one allocation, so that what is timed is the step launch and not
+# the scheduler finding resources for a new job each time.
+show "test/slurm-docker/cluster exec --slurm $slurm -- salloc -N2 -n8 bash -c 'srun -N2 -n8 true; srun --otel-attrs=off -N2 -n8 true' (timed, alternating)"
+test/slurm-docker/cluster exec --slurm "$slurm" -- salloc -Q -N2 -n8 bash -c '
 	srun -N2 -n8 true; srun --otel-attrs=off -N2 -n8 true   # warm up
 	for ((i = 0; i < '"$pairs"'; i++)); do
 		t0=$(date +%s%N); srun -N2 -n8 true; t1=$(date +%s%N)
 		srun --otel-attrs=off -N2 -n8 true; t2=$(date +%s%N)
 		echo $(( t1 - t0 )) $(( t2 - t1 ))
 	done' > "$tmp/srun"
+[ -s "$tmp/srun" ] || { echo "bench: no step timings" >&2; exit 1; }
 read -r on_med off_med step_ratio < <(awk '{ on[NR] = $1; off[NR] = $2; r[NR] = $1 / $2 }
 	function med(a, n,   i, j, t) { for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
 		return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
