@@ -153,30 +153,31 @@ func merge(dst, inherited, slurm []libcarrier.KeyValue, exclude []string, inStep
 		return !slices.Contains(exclude, key) && (inStep || !strings.HasPrefix(key, "slurm.topology."))
 	}
 	changed := false
-	for len(inherited) > 0 || len(slurm) > 0 {
+	i, j := 0, 0
+	for i < len(inherited) || j < len(slurm) {
 		// order < 0: the next key is only inherited; > 0: only detected;
 		// 0: both.
 		order := -1
 		switch {
-		case len(inherited) == 0:
+		case i == len(inherited):
 			order = 1
-		case len(slurm) > 0:
-			order = strings.Compare(inherited[0].Key, slurm[0].Key)
+		case j < len(slurm):
+			order = strings.Compare(inherited[i].Key, slurm[j].Key)
 		}
 		switch {
 		case order < 0:
 			// An allowlisted key that the detector did not confirm is
 			// removed, unless it is excluded and so the user's.
-			kv := inherited[0]
-			inherited = inherited[1:]
+			kv := inherited[i]
+			i++
 			if detect.IsSlurmKey(kv.Key) && !slices.Contains(exclude, kv.Key) {
 				changed = true
 			} else {
 				dst = append(dst, kv)
 			}
 		case order > 0:
-			kv := slurm[0]
-			slurm = slurm[1:]
+			kv := slurm[j]
+			j++
 			if written(kv.Key) {
 				dst = append(dst, kv)
 				changed = true
@@ -184,8 +185,8 @@ func merge(dst, inherited, slurm []libcarrier.KeyValue, exclude []string, inStep
 		default:
 			// Both: the user's value when excluded, else the detector's
 			// when written here, else none.
-			old, kv := inherited[0], slurm[0]
-			inherited, slurm = inherited[1:], slurm[1:]
+			old, kv := inherited[i], slurm[j]
+			i, j = i+1, j+1
 			switch {
 			case slices.Contains(exclude, kv.Key):
 				dst = append(dst, old)
