@@ -25,6 +25,7 @@ cat "$(ls -t /shared/demo-*.out | head -n1)"')
 python3 - "$out" <<'EOF'
 import json, sys
 rows = [line.split(" ", 1) for line in sys.argv[1].splitlines() if " {" in line]
+rows.sort(key=lambda r: (not r[0].startswith("batch"), r[0]))  # batch script first, then ranks
 tasks = [name for name, _ in rows]
 attrs = {name: json.loads(obj) for name, obj in rows}
 keys = sorted({k for a in attrs.values() for k in a})
