@@ -1,6 +1,7 @@
 package libcarrier
 
 import (
+	"iter"
 	"slices"
 	"strings"
 )
@@ -26,16 +27,12 @@ type KeyValue struct {
 func Parse(s string) (map[string]string, []Warning) {
 	m := make(map[string]string, strings.Count(s, ",")+1)
 	var warns []Warning
-	for s != "" {
-		var kv KeyValue
-		var warn string
-		kv, s, warn = cutEntry(s)
-		switch {
-		case warn != "":
+	for kv, warn := range entries(s) {
+		if warn != "" {
 			warns = append(warns, Warning{Message: warn})
-		case kv.Key != "":
-			m[kv.Key] = unescape(kv.Value)
+			continue
 		}
+		m[kv.Key] = unescape(kv.Value)
 	}
 	return m, warns
 }
@@ -61,18 +58,30 @@ func AppendParse(dst []KeyValue, s string) ([]KeyValue, []Warning) {
 // repeated keys included, with their values not yet decoded.
 func appendEntries(dst []KeyValue, s string) ([]KeyValue, []Warning) {
 	var warns []Warning
-	for s != "" {
-		var kv KeyValue
-		var warn string
-		kv, s, warn = cutEntry(s)
-		switch {
-		case warn != "":
+	for kv, warn := range entries(s) {
+		if warn != "" {
 			warns = append(warns, Warning{Message: warn})
-		case kv.Key != "":
-			dst = append(dst, kv)
+			continue
 		}
+		dst = append(dst, kv)
 	}
 	return dst, warns
+}
+
+// entries yields the entries of s in order, repeated keys included, with
+// their values not yet decoded. A dropped entry yields an empty KeyValue
+// and the warning's message; blank entries yield nothing.
+func entries(s string) iter.Seq2[KeyValue, string] {
+	return func(yield func(KeyValue, string) bool) {
+		for s != "" {
+			var kv KeyValue
+			var warn string
+			kv, s, warn = cutEntry(s)
+			if (warn != "" || kv.Key != "") && !yield(kv, warn) {
+				return
+			}
+		}
+	}
 }
 
 // cutEntry reads the first entry of the non-empty carrier s and returns it,
