@@ -63,9 +63,7 @@ func spank_otel_task_env(envp **C.char, exclude *C.char, maxEnvBytes C.long, val
 	}
 	res := taskenv.Compute(cStrings(envp), opts)
 
-	if lines := logLines(res); lines != "" {
-		*log = C.CString(lines)
-	}
+	*log = C.CString(runtimeLine() + logLines(res))
 	if !res.Changed {
 		return resultUnchanged
 	}

@@ -118,3 +118,12 @@ func cstr(s string) string {
 	}
 	return s
 }
+
+func TestRuntimeLine(t *testing.T) {
+	_, _, log := callTaskEnv(stepEnv, "", 0)
+	first, _, _ := strings.Cut(log, "\n")
+	assert.Assert(t, strings.HasPrefix(first, "D go runtime: GOMAXPROCS="), "log %q", log)
+	// init switched the collector off; the line says so.
+	assert.Assert(t, strings.HasSuffix(first, " gc=off"), "line %q", first)
+	assert.Assert(t, !strings.Contains(first, "threads=-1"), "line %q", first)
+}
