@@ -72,6 +72,25 @@ static void set_max_env(struct so_args *a, const char *val,
 	a->max_env = v;
 }
 
+static void set_timeout(struct so_args *a, const char *val,
+			const struct so_logger *lg)
+{
+	char *end = NULL;
+	long v;
+
+	errno = 0;
+	v = strtol(val, &end, 10);
+	if (errno || end == val || *end != '\0' || v <= 0 ||
+	    v > SO_MAX_TIMEOUT_MS) {
+		so_logf(lg, SO_LOG_ERROR,
+			"timeout=%s: expected milliseconds from 1 to %d; using "
+			"%d", val, SO_MAX_TIMEOUT_MS, SO_DEFAULT_TIMEOUT_MS);
+		a->timeout_ms = SO_DEFAULT_TIMEOUT_MS;
+		return;
+	}
+	a->timeout_ms = (int)v;
+}
+
 void so_args_parse(struct so_args *a, const char *default_lib, int ac,
 		   char **av, const struct so_logger *lg)
 {
@@ -79,6 +98,7 @@ void so_args_parse(struct so_args *a, const char *default_lib, int ac,
 
 	memset(a, 0, sizeof(*a));
 	a->default_on = 1;
+	a->timeout_ms = SO_DEFAULT_TIMEOUT_MS;
 	set_lib(a, default_lib, lg);
 	for (i = 0; i < ac; i++) {
 		const char *arg = av[i] ? av[i] : "";
@@ -91,10 +111,12 @@ void so_args_parse(struct so_args *a, const char *default_lib, int ac,
 			set_default(a, arg + 8, lg);
 		else if (!strncmp(arg, "max_env=", 8))
 			set_max_env(a, arg + 8, lg);
+		else if (!strncmp(arg, "timeout=", 8))
+			set_timeout(a, arg + 8, lg);
 		else
 			so_logf(lg, SO_LOG_INFO,
 				"ignoring unknown plugstack.conf argument \"%s\" "
-				"(known: lib=, exclude=, default=, max_env=)",
+				"(known: lib=, exclude=, default=, max_env=, timeout=)",
 				arg);
 	}
 }

@@ -1,9 +1,9 @@
 /*
- * solog.h - the logging hook shared by the loader, the guards and their
- * callers.
+ * solog.h - the logging hook shared by the library checks, the helper
+ * process and their callers.
  *
- * loader.c, guard.c and limits.c are compiled into both the SPANK plugin and
- * the test harness, so they must not depend on spank.h: they report through
+ * libfile.c and helper.c are compiled into both the SPANK plugin and the
+ * test harness, so they must not depend on spank.h: they report through
  * this callback and each program decides where a message goes.
  */
 #ifndef SPANK_OTEL_SOLOG_H

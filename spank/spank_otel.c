@@ -1,18 +1,22 @@
 /*
  * spank_otel.c - the SPANK callbacks of spank-otel.
  *
- * In every task of every step, right before execve(), the plugin computes
- * the task's OTEL_RESOURCE_ATTRIBUTES with the Go library and sets it in the
- * task's environment. The plugin itself never links Go: the library is
- * opened in the slurmstepd parent (checks only) and loaded with dlopen() in
- * the forked task child (see loader.h for why only there).
+ * In every task of every step, right before execve(), the plugin sets the
+ * task's OTEL_RESOURCE_ATTRIBUTES to what the Go library computes from the
+ * task's final environment. The Go library never runs in a Slurm process:
  *
- * Every callback returns 0: a missing or broken library, a bad argument or
- * an exhausted limit costs the task its attributes, never its launch. The
- * one exception is a bad --otel-attrs value given to srun, sbatch or
- * salloc, which the command must reject.
+ *   step parent, slurm_spank_init_post_opt   open and check the library
+ *   task child, task_init_privileged         fork the helper (helper.h)
+ *   task child, task_init                    ask it, spank_setenv the answer
+ *
+ * Every callback returns 0: a missing or broken library, a bad argument, a
+ * crash or a hang of the helper costs the task its attributes, never its
+ * launch. The one exception is a bad --otel-attrs value given to srun,
+ * sbatch or salloc, which the command must reject.
  */
 #include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -21,8 +25,9 @@
 #include <slurm/spank.h>
 
 #include "args.h"
-#include "limits.h"
-#include "loader.h"
+#include "budget.h"
+#include "helper.h"
+#include "libfile.h"
 #include "log.h"
 #include "option.h"
 
@@ -31,6 +36,10 @@
 #endif
 
 #define ENV_VAR "OTEL_RESOURCE_ATTRIBUTES"
+
+/* slurm.h's SLURM_EXTERN_CONT: the step that only holds the job's
+ * processes adopted from outside (PrologFlags=Contain). It runs no task. */
+#define SO_EXTERN_STEP 0xfffffffcU
 
 /* Built with -fvisibility=hidden; only Slurm's entry points are public
  * (spank_otel.map enforces the same at link time). */
@@ -50,14 +59,16 @@ static enum so_switch step_choice = SO_SWITCH_INVALID; /* from --otel-attrs */
 static uid_t trusted_uid;                              /* slurmstepd's uid */
 static struct so_lib lib = { .fd = -1 };
 static int lib_tried;
+/* Task child only: the helper forked in task_init_privileged. */
+static struct so_helper helper = { .pid = -1, .sock = -1, .err = -1,
+				   .pidfd = -1 };
 
 static int otel_attrs_cb(int val, const char *optarg, int remote);
 
 static char opt_name[] = SO_OPTION_NAME;
 static char opt_arginfo[] = "on|off";
-static char opt_usage[] = "Write this job's Slurm identity into "
-			  "OTEL_RESOURCE_ATTRIBUTES of every task "
-			  "(default: on)";
+/* Says the site's default, which plugstack.conf's default= sets. */
+static char opt_usage[160];
 
 static struct spank_option otel_attrs_option = {
 	opt_name, opt_arginfo, opt_usage, 1, 0, otel_attrs_cb,
@@ -101,7 +112,7 @@ static int step_enabled(const char **why)
 	return args.default_on;
 }
 
-/* Opens and checks the library once per step. */
+/* Opens and checks the library once per step, in the step parent. */
 static void open_library(void)
 {
 	if (lib_tried)
@@ -110,6 +121,7 @@ static void open_library(void)
 	so_lib_open(&lib, args.lib, trusted_uid, &slurm_logger);
 }
 
+/* The value of name in env, or NULL. */
 static const char *env_get(char **env, const char *name)
 {
 	size_t len = strlen(name);
@@ -149,51 +161,76 @@ static long task_budget(char **env, int argc, char **argv)
 	return so_exec_budget(stack, argc > 0 ? (size_t)argc : 0, bytes);
 }
 
+/* Writes value into the task's environment and checks that Slurm kept it:
+ * spank_setenv reports success even when Slurm's setenvf refused the
+ * entry. */
+static void write_value(spank_t sp, const char *value, size_t len)
+{
+	char **env = NULL;
+	const char *stored;
+	spank_err_t err;
+
+	/* sizeof(ENV_VAR) counts the name and the '='; + 1 for the NUL. */
+	if (sizeof(ENV_VAR) + len + 1 >= (size_t)SO_MAX_ENTRY) {
+		so_error("%s would be %zu bytes with its name and NUL, over "
+			 "the %ld-byte limit of one variable; left unchanged",
+			 ENV_VAR, sizeof(ENV_VAR) + len + 1, SO_MAX_ENTRY);
+		return;
+	}
+	err = spank_setenv(sp, ENV_VAR, value, 1);
+	if (err != ESPANK_SUCCESS) {
+		so_error("cannot set %s: %s", ENV_VAR, spank_strerror(err));
+		return;
+	}
+	if (spank_get_item(sp, S_JOB_ENV, &env) == ESPANK_SUCCESS &&
+	    (!(stored = env_get(env, ENV_VAR)) || strcmp(stored, value))) {
+		so_error("Slurm did not store %s (%zu bytes); the task keeps "
+			 "its old value", ENV_VAR, len);
+		return;
+	}
+	so_debug("set %s=%.512s%s", ENV_VAR, value, len > 512 ? "..." : "");
+}
+
 static void set_attributes(spank_t sp)
 {
-	struct so_request rq;
 	struct so_result res;
-	enum so_status st;
 	spank_err_t err;
 	char **env = NULL, **argv = NULL;
 	int argc = 0;
 
 	err = spank_get_item(sp, S_JOB_ENV, &env);
 	if (err != ESPANK_SUCCESS || !env) {
-		so_error("cannot read the task environment: %s",
-			 spank_strerror(err));
+		so_error("cannot read the task environment: %s; %s left "
+			 "unchanged", spank_strerror(err), ENV_VAR);
+		so_helper_discard(&helper);
 		return;
 	}
 	if (spank_get_item(sp, S_JOB_ARGV, &argc, &argv) != ESPANK_SUCCESS) {
 		argc = 0;
 		argv = NULL;
 	}
-	rq.envp = env;
-	rq.exclude = args.exclude;
-	rq.max_env_bytes = args.max_env ? args.max_env
-					: task_budget(env, argc, argv);
-	rq.flags = 0;
-
-	st = so_lib_call(&lib, &rq, &res, &slurm_logger);
-	if (st != SO_CALLED)
-		return; /* so_lib_call said why */
-	so_emit_library_log(res.log, &slurm_logger);
+	if (so_helper_call(&helper, env,
+			   args.max_env ? args.max_env
+					: task_budget(env, argc, argv),
+			   args.timeout_ms, &res, &slurm_logger) != SO_CALLED)
+		return; /* so_helper_call said why */
 	switch (res.rc) {
-	case 1:
-		if (!res.value) {
+	case SO_RC_SET:
+		if (res.value)
+			write_value(sp, res.value, res.value_len);
+		else
 			so_error("the library returned no value; %s left "
 				 "unchanged", ENV_VAR);
-			break;
-		}
-		err = spank_setenv(sp, ENV_VAR, res.value, 1);
+		break;
+	case SO_RC_UNSET:
+		err = spank_unsetenv(sp, ENV_VAR);
 		if (err != ESPANK_SUCCESS)
-			so_error("cannot set %s: %s", ENV_VAR,
+			so_error("cannot unset %s: %s", ENV_VAR,
 				 spank_strerror(err));
 		else
-			so_debug("set %s=%.512s%s", ENV_VAR, res.value,
-				 strlen(res.value) > 512 ? "..." : "");
+			so_debug("unset %s", ENV_VAR);
 		break;
-	case 0:
+	case SO_RC_LEAVE:
 		so_debug("%s left unchanged", ENV_VAR);
 		break;
 	default:
@@ -201,26 +238,34 @@ static void set_attributes(spank_t sp)
 			 res.rc, ENV_VAR);
 		break;
 	}
-	free(res.value);
-	free(res.log);
+	so_result_free(&res);
 }
 
 SO_EXPORT int slurm_spank_init(spank_t sp, int ac, char **av)
 {
 	spank_context_t ctx = spank_context();
+	int remote = spank_remote(sp) == 1;
 
+	/* Quiet outside slurmstepd: srun must not repeat what the admin's
+	 * log already says. */
+	so_args_parse(&args, SO_DEFAULT_LIB, ac, av,
+		      remote ? &slurm_logger : NULL);
 	if (ctx == S_CTX_LOCAL || ctx == S_CTX_ALLOCATOR ||
 	    ctx == S_CTX_REMOTE) {
-		spank_err_t err = spank_option_register(sp, &otel_attrs_option);
+		spank_err_t err;
 
+		snprintf(opt_usage, sizeof(opt_usage),
+			 "Write this job's Slurm identity into "
+			 "OTEL_RESOURCE_ATTRIBUTES of every task (default "
+			 "here: %s)", args.default_on ? "on" : "off");
+		err = spank_option_register(sp, &otel_attrs_option);
 		if (err != ESPANK_SUCCESS)
 			so_verbose("cannot register --%s: %s", SO_OPTION_NAME,
 				   spank_strerror(err));
 	}
-	if (spank_remote(sp) == 1) {
+	if (remote) {
 		/* slurmstepd still runs as root (or SlurmdUser) here. */
 		trusted_uid = geteuid();
-		so_args_parse(&args, SO_DEFAULT_LIB, ac, av, &slurm_logger);
 		args_parsed = 1;
 	}
 	return 0;
@@ -229,15 +274,67 @@ SO_EXPORT int slurm_spank_init(spank_t sp, int ac, char **av)
 SO_EXPORT int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 {
 	const char *why;
+	uint32_t step = 0;
 
 	(void)ac;
 	(void)av;
 	if (spank_remote(sp) != 1 || !args_parsed)
 		return 0;
+	if (spank_get_item(sp, S_JOB_STEPID, &step) == ESPANK_SUCCESS &&
+	    step == SO_EXTERN_STEP) {
+		so_debug("extern step: no tasks, library not opened");
+		return 0;
+	}
 	/* Options are known now; open and check the file once for the
-	 * step, still as root and before any task enters a container. */
+	 * step, still as root and before any task exists. */
 	if (step_enabled(&why))
 		open_library();
+	return 0;
+}
+
+SO_EXPORT int slurm_spank_task_init_privileged(spank_t sp, int ac, char **av)
+{
+	struct so_helper_config cfg;
+	const char *why;
+	uid_t uid;
+	gid_t gid, *groups = NULL;
+	int ngroups = 0, task = 0;
+
+	(void)ac;
+	(void)av;
+	if (spank_remote(sp) != 1 || !args_parsed || !step_enabled(&why))
+		return 0;
+	open_library(); /* normally done in the step parent already */
+	if (lib.fd < 0)
+		return 0; /* the step parent logged why */
+	if (spank_get_item(sp, S_JOB_UID, &uid) != ESPANK_SUCCESS ||
+	    spank_get_item(sp, S_JOB_GID, &gid) != ESPANK_SUCCESS) {
+		/* Never run the library with slurmstepd's rights. */
+		so_error("cannot read the job's uid and gid; %s left unchanged",
+			 ENV_VAR);
+		return 0;
+	}
+	if (spank_get_item(sp, S_JOB_SUPPLEMENTARY_GIDS, &groups, &ngroups) !=
+		    ESPANK_SUCCESS ||
+	    ngroups < 0) {
+		groups = NULL;
+		ngroups = 0;
+	}
+	if (spank_get_item(sp, S_TASK_ID, &task) != ESPANK_SUCCESS)
+		task = 0;
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.lib = &lib;
+	cfg.exclude = args.exclude;
+	cfg.drop_creds = 1;
+	cfg.uid = uid;
+	cfg.gid = gid;
+	cfg.groups = groups;
+	cfg.ngroups = (size_t)ngroups;
+	cfg.cpu_index = task;
+	so_helper_start(&helper, &cfg, &slurm_logger);
+	/* The helper has its copy; the task must not carry the file. */
+	close(lib.fd);
+	lib.fd = -1;
 	return 0;
 }
 
@@ -263,9 +360,8 @@ SO_EXPORT int slurm_spank_task_init(spank_t sp, int ac, char **av)
 		so_debug("disabled for this step (%s)", why);
 		return 0;
 	}
-	open_library();
-	if (lib.fd < 0) {
-		so_debug("library %s unavailable; %s left unchanged", args.lib,
+	if (helper.pid < 0) {
+		so_debug("no helper process (see above); %s left unchanged",
 			 ENV_VAR);
 		return 0;
 	}

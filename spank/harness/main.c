@@ -1,39 +1,49 @@
 /*
- * spank-otel-harness - load and call the spank-otel library exactly as the
- * SPANK plugin does, outside Slurm.
+ * spank-otel-harness - run the spank-otel library exactly as the SPANK
+ * plugin does, outside Slurm.
  *
  * The library is opened and checked in this process (the plugin does that
- * in the slurmstepd parent) and loaded and called in a forked child (the
- * plugin does that in the task child), with the same loader, limit checks
- * and signal guard (loader.c, limits.c and guard.c are compiled in).
+ * in the slurmstepd parent). A forked "task child" then starts the helper
+ * process (the plugin's task_init_privileged), optionally becomes another
+ * user and enters a user and mount namespace of its own with a forged /proc
+ * (what a container plugin before spank-otel's task_init can do), and asks
+ * the helper for the value (task_init). The same libfile.c, helper.c and
+ * helper_main.c as the plugin are compiled in.
  *
- *   spank-otel-harness --lib PATH [options]      one call, report on stdout
- *   spank-otel-harness --bench N --lib PATH      N forks, nanoseconds each
+ *   spank-otel-harness --lib PATH [options]      one task, report on stdout
+ *   spank-otel-harness --bench N --lib PATH      N tasks, nanoseconds each
  *
- * The report has one item per line: status=, rc=, value=, log= (one per
- * library log line), msg <level> (loader messages), sigstate=, rlimits=.
- * The exit code is the loader status (0 = called), or 128+signal when the
- * child was killed.
+ * The report has one item per line: status=, rc=, value= (or value_len=),
+ * log= (one per library log line), msg <level> (the plugin's log lines),
+ * state= (the task child before starting the helper against after the
+ * call: same, or what changed), before=/after= summaries, ignored=.
+ * The exit code is the status number (0 = called), or 128+signal when the
+ * task child itself died.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <grp.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "../guard.h"
-#include "../limits.h"
-#include "../loader.h"
+#include "../budget.h"
+#include "../helper.h"
+#include "../libfile.h"
 #include "../solog.h"
+#include "procstate.h"
 
 extern char **environ;
 
@@ -49,10 +59,15 @@ struct config {
 	const char *env_file;
 	const char *exclude;
 	long max_env;
+	int timeout_ms;
 	uid_t trusted_uid;
 	long as_uid, as_gid;
+	int task_index;
 	int open_in_child;
 	int reuse_fd;
+	const char *proc_overlay; /* library the forged /proc points to */
+	int load_in_task;         /* the old design, as a control */
+	int show_value_len;
 	unsigned flags;
 	long bench;
 	int ignore[MAX_SETUP], nignore;
@@ -76,12 +91,29 @@ static const char *level_name(enum so_level l)
 	return "?";
 }
 
+/* Log lines are kept until the report: printing while the task child is
+ * being measured would change its memory map. */
+static char msgs[65536];
+static size_t msgs_len;
+
+static void keep_emit(void *ctx, enum so_level level, const char *msg)
+{
+	int n;
+
+	(void)ctx;
+	n = snprintf(msgs + msgs_len, sizeof(msgs) - msgs_len,
+		     "msg %s spank-otel: %s\n", level_name(level), msg);
+	if (n > 0 && (size_t)n < sizeof(msgs) - msgs_len)
+		msgs_len += (size_t)n;
+}
+
 static void print_emit(void *ctx, enum so_level level, const char *msg)
 {
 	(void)ctx;
 	printf("msg %s spank-otel: %s\n", level_name(level), msg);
 }
 
+static const struct so_logger keep_logger = { keep_emit, NULL };
 static const struct so_logger print_logger = { print_emit, NULL };
 
 static void die(const char *fmt, const char *arg)
@@ -213,7 +245,8 @@ static char **read_env_file(const char *path)
 	return env;
 }
 
-static void setup_child(const struct config *c)
+/* The task child's state as Slurm leaves it: signals, mask, limits. */
+static void setup_task(const struct config *c)
 {
 	sigset_t set;
 	int i;
@@ -230,45 +263,105 @@ static void setup_child(const struct config *c)
 			fprintf(stderr, "setrlimit: %s\n", strerror(errno));
 			_exit(65);
 		}
-	if (c->as_uid >= 0) {
-		gid_t gid = (gid_t)(c->as_gid >= 0 ? c->as_gid : c->as_uid);
+}
 
-		/* As slurmstepd's task child: real, effective, saved ids. */
-		if (setgroups(0, NULL) != 0 || setregid(gid, gid) != 0 ||
-		    setreuid((uid_t)c->as_uid, (uid_t)c->as_uid) != 0) {
-			fprintf(stderr, "cannot become uid %ld: %s\n",
-				c->as_uid, strerror(errno));
-			_exit(65);
+/* Between task_init_privileged and task_init Slurm switches the task
+ * child to the user. */
+static void become_user(const struct config *c)
+{
+	gid_t gid;
+
+	if (c->as_uid < 0)
+		return;
+	gid = (gid_t)(c->as_gid >= 0 ? c->as_gid : c->as_uid);
+	if (setgroups(0, NULL) != 0 || setregid(gid, gid) != 0 ||
+	    setreuid((uid_t)c->as_uid, (uid_t)c->as_uid) != 0) {
+		fprintf(stderr, "cannot become uid %ld: %s\n", c->as_uid,
+			strerror(errno));
+		_exit(65);
+	}
+}
+
+static int write_file(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = write(fd, text, strlen(text));
+	close(fd);
+	return n == (ssize_t)strlen(text) ? 0 : -1;
+}
+
+/*
+ * What a container plugin that runs before spank-otel's task_init can do
+ * for its user: enter a user and mount namespace the user owns and put a
+ * /proc there whose self/fd/N all point to another library. Anything that
+ * resolved /proc/self/fd/N from here on would load that library.
+ */
+static void forge_proc(const char *evil)
+{
+	char map[64], fd[64];
+	uid_t uid = geteuid();
+	gid_t gid = getegid();
+	int i;
+
+	/* After the switch from root the task is not dumpable, which makes
+	 * its /proc/self/uid_map root's; a container runtime has exec'd. */
+	prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+	if (unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0) {
+		fprintf(stderr, "unshare: %s\n", strerror(errno));
+		_exit(66);
+	}
+	snprintf(map, sizeof(map), "%u %u 1", (unsigned)uid, (unsigned)uid);
+	write_file("/proc/self/uid_map", map);
+	write_file("/proc/self/setgroups", "deny");
+	snprintf(map, sizeof(map), "%u %u 1", (unsigned)gid, (unsigned)gid);
+	write_file("/proc/self/gid_map", map);
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
+	    mount("forged", "/proc", "tmpfs", 0, "mode=755") != 0 ||
+	    mkdir("/proc/self", 0755) != 0 || mkdir("/proc/self/fd", 0755) != 0) {
+		fprintf(stderr, "forging /proc: %s\n", strerror(errno));
+		_exit(66);
+	}
+	for (i = 0; i < 256; i++) {
+		snprintf(fd, sizeof(fd), "/proc/self/fd/%d", i);
+		if (symlink(evil, fd) != 0) {
+			fprintf(stderr, "symlink %s: %s\n", fd, strerror(errno));
+			_exit(66);
 		}
 	}
 }
 
-static const int limit_ids[] = { RLIMIT_AS, RLIMIT_DATA, RLIMIT_STACK,
-				 RLIMIT_NPROC };
-#define NLIMITS (sizeof(limit_ids) / sizeof(limit_ids[0]))
-
-static void get_limits(struct rlimit *out)
+static void print_log_lines(const char *log)
 {
-	size_t i;
+	const char *line = log;
 
-	for (i = 0; i < NLIMITS; i++)
-		getrlimit(limit_ids[i], &out[i]);
+	while (line && *line) {
+		const char *e = strchr(line, '\n');
+		int len = e ? (int)(e - line) : (int)strlen(line);
+
+		printf("log=%.*s\n", len, line);
+		line = e ? e + 1 : NULL;
+	}
 }
 
-static int run_child(const struct config *c, struct so_lib *lib, char **env,
-		     int quiet)
+static int run_task(const struct config *c, struct so_lib *lib, char **env,
+		    int quiet)
 {
-	const struct so_logger *lg = quiet ? NULL : &print_logger;
-	struct so_sigstate before, after;
-	struct rlimit lim_before[NLIMITS], lim_after[NLIMITS];
-	struct so_request rq;
+	const struct so_logger *lg = quiet ? NULL : &keep_logger;
+	static struct so_procstate before, after;
+	struct so_helper_config cfg;
+	struct so_helper h;
 	struct so_result res;
 	enum so_status st;
-	char diff[1024];
-	size_t i;
-	int n;
+	static char diff[1024], line[1024], value[1 << 21], log[1 << 17];
+	long max_env = c->max_env;
+	size_t value_len = 0;
+	int i, rc = 0, have_value = 0;
 
-	setup_child(c);
+	setup_task(c);
 	if (c->reuse_fd && lib->fd >= 0) {
 		/* Another file on the library's descriptor number, as if some
 		 * code between the check and the load closed and reused it. */
@@ -281,76 +374,107 @@ static int run_child(const struct config *c, struct so_lib *lib, char **env,
 		st = so_lib_open(lib, c->lib, c->trusted_uid, lg);
 		if (st != SO_CALLED) {
 			if (!quiet)
-				printf("status=%s\n", so_status_name(st));
+				printf("%sstatus=%s\n", msgs, so_status_name(st));
 			return st;
 		}
 	}
-	rq.envp = env;
-	rq.exclude = c->exclude;
-	rq.max_env_bytes = c->max_env;
-	if (!rq.max_env_bytes) {
+	if (!max_env) {
 		struct rlimit r;
 
 		getrlimit(RLIMIT_STACK, &r);
-		rq.max_env_bytes = so_exec_budget(r.rlim_cur, 0, 0);
+		max_env = so_exec_budget(r.rlim_cur, 0, 0);
 	}
-	rq.flags = c->flags;
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.lib = lib;
+	cfg.exclude = c->exclude;
+	cfg.flags = c->flags;
+	cfg.cpu_index = c->task_index;
+	if (c->as_uid >= 0) {
+		cfg.drop_creds = 1;
+		cfg.uid = (uid_t)c->as_uid;
+		cfg.gid = (gid_t)(c->as_gid >= 0 ? c->as_gid : c->as_uid);
+	}
 
-	so_sigstate_save(&before);
-	get_limits(lim_before);
-	st = so_lib_call(lib, &rq, &res, lg);
-	get_limits(lim_after);
-	so_sigstate_save(&after);
+	/* The task gives up the library's descriptor (the helper has it), so
+	 * it is not part of what must be the same afterwards. */
+	if (!quiet)
+		so_procstate_take(&before, 0,
+				  c->load_in_task ? -1 : lib->fd);
+	/* task_init_privileged */
+	if (so_helper_start(&h, &cfg, lg) != 0) {
+		if (!quiet)
+			printf("%sstatus=%s\n", msgs,
+			       so_status_name(SO_HELPER_FAILED));
+		return SO_HELPER_FAILED;
+	}
+	if (!c->load_in_task && lib->fd >= 0) {
+		close(lib->fd); /* as the plugin: the task keeps no copy */
+		lib->fd = -1;
+	}
+	/* between the callbacks: Slurm switches to the user; a container
+	 * plugin may enter its namespaces */
+	become_user(c);
+	if (c->proc_overlay)
+		forge_proc(c->proc_overlay);
+	if (c->load_in_task) {
+		char path[64];
 
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", lib->fd);
+		if (!dlopen(path, RTLD_NOW | RTLD_LOCAL))
+			printf("load_in_task_error=%s\n", dlerror());
+		else
+			printf("load_in_task=loaded\n");
+	}
+	/* task_init */
+	st = so_helper_call(&h, env, max_env, c->timeout_ms, &res, lg);
 	if (quiet) {
-		free(res.value);
-		free(res.log);
+		so_result_free(&res);
 		return st;
 	}
+	/* Kept in static memory: the result's mapping must be gone when the
+	 * task is measured. */
+	if (st == SO_CALLED) {
+		rc = res.rc;
+		have_value = res.value != NULL;
+		value_len = res.value_len;
+		snprintf(value, sizeof(value), "%s", res.value ? res.value : "");
+		snprintf(log, sizeof(log), "%s", res.log ? res.log : "");
+	}
+	so_result_free(&res);
+	so_procstate_take(&after, 0, -1);
+
+	fputs(msgs, stdout);
 	printf("status=%s\n", so_status_name(st));
 	if (st == SO_CALLED) {
-		const char *line = res.log;
-
-		printf("rc=%d\n", res.rc);
-		if (res.value)
-			printf("value=%s\n", res.value);
-		while (line && *line) {
-			const char *e = strchr(line, '\n');
-			int len = e ? (int)(e - line) : (int)strlen(line);
-
-			printf("log=%.*s\n", len, line);
-			line = e ? e + 1 : NULL;
-		}
-		so_emit_library_log(res.log, &print_logger);
+		printf("rc=%d\n", rc);
+		if (have_value && c->show_value_len)
+			printf("value_len=%zu\n", value_len);
+		else if (have_value)
+			printf("value=%s\n", value);
+		print_log_lines(log);
 	}
-	n = so_sigstate_diff(&before, &after, diff, sizeof(diff));
-	if (n)
-		printf("sigstate=changed %s\n", diff);
+	if (so_procstate_diff(&before, &after, diff, sizeof(diff)))
+		printf("state=changed %s\n", diff);
 	else
-		printf("sigstate=same\n");
-	n = 0;
-	for (i = 0; i < NLIMITS; i++)
-		if (lim_before[i].rlim_cur != lim_after[i].rlim_cur ||
-		    lim_before[i].rlim_max != lim_after[i].rlim_max)
-			n++;
-	printf("rlimits=%s\n", n ? "changed" : "same");
+		printf("state=same\n");
+	so_procstate_format(&before, line, sizeof(line));
+	printf("before=%s\n", line);
+	so_procstate_format(&after, line, sizeof(line));
+	printf("after=%s\n", line);
 	printf("ignored=");
 	for (i = 1; i < _NSIG; i++) {
 		struct sigaction sa;
+		const char *name = sigabbrev_np(i);
 
-		const char *name = sigabbrev_np((int)i);
-
-		if (sigaction((int)i, NULL, &sa) != 0 ||
+		if (sigaction(i, NULL, &sa) != 0 ||
 		    (sa.sa_flags & SA_SIGINFO) || sa.sa_handler != SIG_IGN)
 			continue;
 		if (name)
 			printf("%s ", name);
 		else
-			printf("%zu ", i);
+			printf("%d ", i);
 	}
 	printf("\n");
-	free(res.value);
-	free(res.log);
 	return st;
 }
 
@@ -372,8 +496,8 @@ static int wait_child(pid_t pid, int report)
 	if (WIFSIGNALED(status)) {
 		if (report)
 			fprintf(stderr,
-				"spank-otel-harness: child killed by signal %d "
-				"(%s)\n",
+				"spank-otel-harness: task child killed by "
+				"signal %d (%s)\n",
 				WTERMSIG(status), strsignal(WTERMSIG(status)));
 		return 128 + WTERMSIG(status);
 	}
@@ -391,22 +515,30 @@ static void usage(FILE *f)
 "  --exclude LIST        comma-separated keys passed to the library\n"
 "  --max-env N           execve budget passed to the library (default:\n"
 "                        computed from RLIMIT_STACK like the plugin)\n"
+"  --timeout MS          how long the task waits for the helper (2000)\n"
 "  --trusted-uid UID     owner accepted besides root (default: euid)\n"
-"  --as-user UID[:GID]   child switches to this user before loading\n"
-"  --open-in-child       open and check in the child, not the parent\n"
-"  --reuse-fd            child puts another file on the library's\n"
-"                        descriptor before loading (must be refused)\n"
+"  --as-user UID[:GID]   the helper drops to this user, and the task\n"
+"                        becomes it between the two callbacks\n"
+"  --task-index N        local task id (which CPU the helper keeps)\n"
+"  --open-in-child       open and check in the task, not the parent\n"
+"  --reuse-fd            the task puts another file on the library's\n"
+"                        descriptor before starting the helper (refused)\n"
+"  --proc-overlay LIB    after starting the helper, the task enters a user\n"
+"                        and mount namespace whose /proc/self/fd/* all\n"
+"                        point to LIB (needs --as-user)\n"
+"  --load-in-task        also dlopen /proc/self/fd/N in the task itself, as\n"
+"                        the old in-process design did (a control)\n"
+"  --value-len           print value_len= instead of the value\n"
 "  --no-abi-check        accept a library without spank_otel_abi\n"
-"  --no-guard            do not restore the signal state after the call\n"
-"  --ignore SIG          child ignores SIG before loading (repeatable)\n"
-"  --block SIG           child blocks SIG before loading (repeatable)\n"
-"  --setrlimit R=S:H     child sets limit R (AS, DATA, STACK, NPROC,\n"
-"                        NOFILE) before loading; sizes take K/M/G or\n"
-"                        'unlimited' (repeatable)\n"
-"  --bench N             fork N children one after another, each loading\n"
-"                        and calling the library; print nanoseconds per\n"
-"                        fork (fork to exit), one per line. Implies\n"
-"                        --no-abi-check so an empty library can be timed.\n");
+"  --ignore SIG          task ignores SIG first (repeatable)\n"
+"  --block SIG           task blocks SIG first (repeatable)\n"
+"  --setrlimit R=S:H     task sets limit R (AS, DATA, STACK, NPROC,\n"
+"                        NOFILE) first; sizes take K/M/G or 'unlimited'\n"
+"                        (repeatable)\n"
+"  --bench N             run N tasks one after another (fork, helper fork,\n"
+"                        load, call, reap); print nanoseconds per task,\n"
+"                        one per line. Implies --no-abi-check so an empty\n"
+"                        library can be timed.\n");
 }
 
 int main(int argc, char **argv)
@@ -416,12 +548,16 @@ int main(int argc, char **argv)
 		{ "env-file", required_argument, NULL, 'e' },
 		{ "exclude", required_argument, NULL, 'x' },
 		{ "max-env", required_argument, NULL, 'm' },
+		{ "timeout", required_argument, NULL, 'T' },
 		{ "trusted-uid", required_argument, NULL, 't' },
 		{ "as-user", required_argument, NULL, 'u' },
+		{ "task-index", required_argument, NULL, 'k' },
 		{ "open-in-child", no_argument, NULL, 'o' },
 		{ "reuse-fd", no_argument, NULL, 'R' },
+		{ "proc-overlay", required_argument, NULL, 'P' },
+		{ "load-in-task", no_argument, NULL, 'L' },
+		{ "value-len", no_argument, NULL, 'V' },
 		{ "no-abi-check", no_argument, NULL, 'A' },
-		{ "no-guard", no_argument, NULL, 'G' },
 		{ "ignore", required_argument, NULL, 'i' },
 		{ "block", required_argument, NULL, 'b' },
 		{ "setrlimit", required_argument, NULL, 'r' },
@@ -439,6 +575,7 @@ int main(int argc, char **argv)
 	memset(&c, 0, sizeof(c));
 	c.trusted_uid = geteuid();
 	c.as_uid = c.as_gid = -1;
+	c.timeout_ms = 2000;
 	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		char *end = NULL;
 
@@ -457,6 +594,11 @@ int main(int argc, char **argv)
 			if (*end || c.max_env <= 0)
 				die("bad --max-env \"%s\"", optarg);
 			break;
+		case 'T':
+			c.timeout_ms = (int)strtol(optarg, &end, 10);
+			if (*end || c.timeout_ms <= 0)
+				die("bad --timeout \"%s\"", optarg);
+			break;
 		case 't':
 			c.trusted_uid = (uid_t)strtoul(optarg, &end, 10);
 			if (*end)
@@ -469,17 +611,28 @@ int main(int argc, char **argv)
 			if (*end || c.as_uid < 0)
 				die("bad --as-user \"%s\"", optarg);
 			break;
+		case 'k':
+			c.task_index = (int)strtol(optarg, &end, 10);
+			if (*end || c.task_index < 0)
+				die("bad --task-index \"%s\"", optarg);
+			break;
 		case 'o':
 			c.open_in_child = 1;
 			break;
 		case 'R':
 			c.reuse_fd = 1;
 			break;
+		case 'P':
+			c.proc_overlay = optarg;
+			break;
+		case 'L':
+			c.load_in_task = 1;
+			break;
+		case 'V':
+			c.show_value_len = 1;
+			break;
 		case 'A':
 			c.flags |= SO_FLAG_NO_ABI_CHECK;
-			break;
-		case 'G':
-			c.flags |= SO_FLAG_NO_GUARD;
 			break;
 		case 'i':
 			if (c.nignore >= MAX_SETUP)
@@ -512,6 +665,8 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 64;
 	}
+	if (c.proc_overlay && c.as_uid < 0)
+		die("--proc-overlay needs --as-user%s", "");
 	env = c.env_file ? read_env_file(c.env_file) : environ;
 
 	if (!c.open_in_child) {
@@ -519,12 +674,11 @@ int main(int argc, char **argv)
 		st = so_lib_open(&lib, c.lib, c.trusted_uid,
 				 c.bench ? NULL : &print_logger);
 		if (st != SO_CALLED) {
-			if (c.bench) {
+			if (c.bench)
 				fprintf(stderr, "spank-otel-harness: %s: %s\n",
 					c.lib, so_status_name(st));
-			} else {
+			else
 				printf("status=%s\n", so_status_name(st));
-			}
 			return st;
 		}
 	}
@@ -540,7 +694,7 @@ int main(int argc, char **argv)
 			if (pid < 0)
 				die("fork: %s", strerror(errno));
 			if (pid == 0)
-				_exit(run_child(&c, &lib, env, 1));
+				_exit(run_task(&c, &lib, env, 1));
 			rc = wait_child(pid, 1);
 			t1 = now_ns();
 			if (rc)
@@ -549,8 +703,8 @@ int main(int argc, char **argv)
 		}
 		if (failed)
 			fprintf(stderr,
-				"spank-otel-harness: %ld of %ld children did "
-				"not call the library\n",
+				"spank-otel-harness: %ld of %ld tasks got no "
+				"value\n",
 				failed, c.bench);
 		return failed ? 1 : 0;
 	}
@@ -560,7 +714,7 @@ int main(int argc, char **argv)
 	if (pid < 0)
 		die("fork: %s", strerror(errno));
 	if (pid == 0) {
-		rc = run_child(&c, &lib, env, 0);
+		rc = run_task(&c, &lib, env, 0);
 		fflush(stdout);
 		_exit(rc);
 	}

@@ -9,11 +9,18 @@
  *   remote: init, option from the launch request (--option) or else from
  *           the step environment (as slurmstepd does, removing it there),
  *           init_post_opt, then per task a forked child that runs
- *           task_init, then exit.
+ *           task_init_privileged as root, becomes --as-user, and runs
+ *           task_init; then exit.
  * It prints one item per line: plugin_*, options=, option_cb=, the
  * callbacks' return codes, "log <level> <text>", and for each task the
- * variables the plugin writes ("env=K=V"), "task_init=" and whether the
- * parent process ever mapped the library ("parent_mapped_lib=").
+ * variables the plugin writes ("env=K=V"), "task_init=", the task's
+ * threads and children after task_init ("task_threads=", "task_children="),
+ * whether the task ever mapped the library ("task_mapped_lib=") and whether
+ * the parent did ("parent_mapped_lib=").
+ *
+ * spank_setenv behaves like Slurm's: an entry of --max-entry bytes or more
+ * (name, '=', value and NUL; default 131072) is dropped and success is
+ * still returned.
  */
 #define _GNU_SOURCE
 #include <ctype.h>
@@ -31,6 +38,8 @@
 
 #include <slurm/spank.h>
 
+#include "procstate.h"
+
 #define EXPORT __attribute__((visibility("default")))
 
 struct spank_handle {
@@ -42,6 +51,12 @@ struct spank_handle {
 };
 
 static spank_context_t current_ctx = S_CTX_ERROR;
+static uid_t job_uid;
+static gid_t job_gid;
+static gid_t job_gids[1];
+static int task_id;
+static uint32_t step_id;
+static size_t max_entry = 131072;
 static struct spank_option registered[16];
 static int nregistered;
 
@@ -123,6 +138,23 @@ EXPORT spank_err_t spank_get_item(spank_t sp, spank_item_t item, ...)
 		*va_arg(ap, int *) = sp->argc;
 		*va_arg(ap, char ***) = sp->argv;
 		break;
+	case S_JOB_UID:
+		*va_arg(ap, uid_t *) = job_uid;
+		break;
+	case S_JOB_GID:
+		*va_arg(ap, gid_t *) = job_gid;
+		break;
+	case S_JOB_SUPPLEMENTARY_GIDS:
+		job_gids[0] = job_gid;
+		*va_arg(ap, gid_t **) = job_gids;
+		*va_arg(ap, int *) = 1;
+		break;
+	case S_TASK_ID:
+		*va_arg(ap, int *) = task_id;
+		break;
+	case S_JOB_STEPID:
+		*va_arg(ap, uint32_t *) = step_id;
+		break;
 	default:
 		rc = ESPANK_NOT_AVAIL;
 		break;
@@ -164,6 +196,12 @@ EXPORT spank_err_t spank_setenv(spank_t sp, const char *var, const char *val,
 	env = *sp->env;
 	if ((e = env_find(env, var)) && !overwrite)
 		return ESPANK_ENV_EXISTS;
+	if (strlen(var) + strlen(val) + 2 >= max_entry) {
+		/* Slurm's setenvf refuses it; spank_setenv does not say. */
+		printf("log error (slurm) environment variable %s is too long\n",
+		       var);
+		return ESPANK_SUCCESS;
+	}
 	if (asprintf(&entry, "%s=%s", var, val) < 0)
 		return ESPANK_ERROR;
 	if (e) {
@@ -179,6 +217,16 @@ EXPORT spank_err_t spank_setenv(spank_t sp, const char *var, const char *val,
 	env[n] = entry;
 	env[n + 1] = NULL;
 	*sp->env = env;
+	return ESPANK_SUCCESS;
+}
+
+EXPORT spank_err_t spank_unsetenv(spank_t sp, const char *var)
+{
+	if (!sp || !var)
+		return ESPANK_BAD_ARG;
+	if (sp->ctx != S_CTX_REMOTE)
+		return ESPANK_NOT_REMOTE;
+	env_unset(*sp->env, var);
 	return ESPANK_SUCCESS;
 }
 
@@ -216,7 +264,7 @@ static void usage(void)
 "usage: spank-otel-mockslurm --plugin SO [--context local|allocator|remote]\n"
 "       [--arg ARG]... [--option VALUE] [--env K=V]... [--argv WORD]...\n"
 "       [--tasks N] [--as-user UID] [--watch-lib SUBSTRING]\n"
-"       [--ignore-sigpipe]\n");
+"       [--ignore-sigpipe] [--step-id N] [--max-entry BYTES]\n");
 	exit(64);
 }
 
@@ -233,6 +281,8 @@ int main(int argc, char **argv)
 		{ "as-user", required_argument, NULL, 'u' },
 		{ "watch-lib", required_argument, NULL, 'w' },
 		{ "ignore-sigpipe", no_argument, NULL, 'i' },
+		{ "step-id", required_argument, NULL, 's' },
+		{ "max-entry", required_argument, NULL, 'M' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *plugin = NULL, *option = NULL, *watch = NULL;
@@ -240,7 +290,7 @@ int main(int argc, char **argv)
 	int npargs = 0, ntargv = 0, nenv = 0, tasks = 1, opt, rc, i;
 	long as_uid = -1;
 	struct spank_handle h;
-	spank_f *init, *post_opt, *task_init, *spank_exit;
+	spank_f *init, *post_opt, *task_priv, *task_init, *spank_exit;
 	const char *pname, *ptype;
 	const unsigned int *pversion;
 	void *so;
@@ -288,6 +338,12 @@ int main(int argc, char **argv)
 			/* As a task launched from a shell that ignores it. */
 			signal(SIGPIPE, SIG_IGN);
 			break;
+		case 's':
+			step_id = (uint32_t)strtoul(optarg, NULL, 0);
+			break;
+		case 'M':
+			max_entry = (size_t)strtoul(optarg, NULL, 10);
+			break;
 		default:
 			usage();
 		}
@@ -311,6 +367,7 @@ int main(int argc, char **argv)
 	pversion = dlsym(so, "plugin_version");
 	init = (spank_f *)dlsym(so, "slurm_spank_init");
 	post_opt = (spank_f *)dlsym(so, "slurm_spank_init_post_opt");
+	task_priv = (spank_f *)dlsym(so, "slurm_spank_task_init_privileged");
 	task_init = (spank_f *)dlsym(so, "slurm_spank_task_init");
 	spank_exit = (spank_f *)dlsym(so, "slurm_spank_exit");
 	printf("plugin_name=%s\nplugin_type=%s\nplugin_version_ok=%s\n",
@@ -319,6 +376,8 @@ int main(int argc, char **argv)
 	if (!pname || !init)
 		return 1;
 
+	job_uid = as_uid >= 0 ? (uid_t)as_uid : getuid();
+	job_gid = as_uid >= 0 ? (gid_t)as_uid : getgid();
 	memset(&h, 0, sizeof(h));
 	h.ctx = current_ctx;
 	h.env = &env;
@@ -366,8 +425,14 @@ int main(int argc, char **argv)
 			fflush(stdout);
 			pid = fork();
 			if (pid == 0) {
+				struct so_procstate ps;
+				struct sigaction sa;
 				char **e;
 
+				task_id = i;
+				if (task_priv)
+					printf("task_init_privileged=%d\n",
+					       task_priv(&h, npargs, pargs));
 				if (as_uid >= 0 &&
 				    (setgroups(0, NULL) ||
 				     setregid((gid_t)as_uid, (gid_t)as_uid) ||
@@ -376,10 +441,15 @@ int main(int argc, char **argv)
 					       strerror(errno));
 					_exit(1);
 				}
-				struct sigaction sa;
-
 				rc = task_init(&h, npargs, pargs);
+				so_procstate_take(&ps, 0, -1);
 				printf("task_init=%d\n", rc);
+				printf("task_threads=%d\ntask_children=%d\n",
+				       ps.threads, ps.children);
+				if (watch)
+					printf("task_mapped_lib=%s\n",
+					       parent_mapped(watch) == 1 ? "yes"
+									 : "no");
 				sigaction(SIGPIPE, NULL, &sa);
 				printf("sigpipe=%s\n",
 				       (sa.sa_flags & SA_SIGINFO) ? "handler"

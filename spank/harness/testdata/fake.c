@@ -11,7 +11,11 @@
  *   FAKE_VALUE=text   the value returned (default "fake.job=<SLURM_JOB_ID>")
  *   FAKE_NULL=1       return rc 1 with a NULL value
  *   FAKE_LOG=a|b      extra log lines, '|' separates them
+ *   FAKE_VALUE_LEN=N  return a value of N bytes ("x" repeated)
  *   FAKE_CRASH=1      abort() (to test that a crash is reported)
+ *   FAKE_EXIT=N       _exit(N) in the middle of the call
+ *   FAKE_HANG=1       never return (to test the timeout)
+ *   FAKE_STDERR=text  write text and a newline to stderr first
  * It always adds the log line "D exclude=<exclude> max_env=<n> envc=<n>".
  *
  * Build variants: -DFAKE_ABI=2 (wrong ABI), -DFAKE_NO_ABI (no
@@ -21,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #ifndef FAKE_ABI
 #define FAKE_ABI 1
@@ -87,13 +92,25 @@ EXPORT int spank_otel_task_env(char **envp, const char *exclude,
 	ss.ss_flags = 0;
 	sigaltstack(&ss, NULL);
 
+	if ((p = (char *)lookup(envp, "FAKE_STDERR")))
+		fprintf(stderr, "%s\n", p);
 	if (lookup(envp, "FAKE_CRASH"))
 		abort();
+	if ((p = (char *)lookup(envp, "FAKE_EXIT")))
+		_exit(atoi(p));
+	if (lookup(envp, "FAKE_HANG"))
+		for (;;)
+			pause();
 	while (envp && envp[envc])
 		envc++;
 
 	*value = NULL;
-	if (!lookup(envp, "FAKE_NULL")) {
+	if ((p = (char *)lookup(envp, "FAKE_VALUE_LEN"))) {
+		len = (size_t)atol(p);
+		*value = malloc(len + 1);
+		memset(*value, 'x', len);
+		(*value)[len] = '\0';
+	} else if (!lookup(envp, "FAKE_NULL")) {
 		len = 32 + (val ? strlen(val) : (job ? strlen(job) : 4));
 		*value = malloc(len);
 		if (val)

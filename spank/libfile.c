@@ -1,7 +1,7 @@
 /*
- * loader.c - open, check, load and call the Go library (see loader.h).
+ * libfile.c - open the Go library file and check that it may be loaded
+ * (see libfile.h).
  */
-#include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -12,34 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "guard.h"
-#include "limits.h"
-#include "loader.h"
-
-typedef int abi_fn(void);
-typedef int task_env_fn(char **envp, const char *exclude, long max_env_bytes,
-			char **value, char **log);
-
-const char *so_status_name(enum so_status st)
-{
-	switch (st) {
-	case SO_CALLED:
-		return "called";
-	case SO_REFUSED:
-		return "refused";
-	case SO_OPEN_FAILED:
-		return "open-failed";
-	case SO_LIMITS:
-		return "limits";
-	case SO_LOAD_FAILED:
-		return "load-failed";
-	case SO_SYMBOL_MISSING:
-		return "symbol-missing";
-	case SO_ABI_MISMATCH:
-		return "abi-mismatch";
-	}
-	return "unknown";
-}
+#include "libfile.h"
 
 static int trusted_owner(uid_t uid, uid_t trusted_uid)
 {
@@ -247,142 +220,4 @@ enum so_status so_lib_open(struct so_lib *lib, const char *path,
 refuse:
 	close(fd);
 	return st;
-}
-
-struct env_saved {
-	const char *name;
-	char *old; /* NULL when the variable was unset */
-};
-
-static void env_push(struct env_saved *e, const char *name, const char *val)
-{
-	const char *old = getenv(name);
-
-	e->name = name;
-	e->old = old ? strdup(old) : NULL;
-	setenv(name, val, 1);
-}
-
-static void env_pop(struct env_saved *e)
-{
-	if (e->old)
-		setenv(e->name, e->old, 1);
-	else
-		unsetenv(e->name);
-	free(e->old);
-	e->old = NULL;
-}
-
-enum so_status so_lib_call(const struct so_lib *lib,
-			   const struct so_request *rq, struct so_result *res,
-			   const struct so_logger *lg)
-{
-	const char *path = lib->path;
-	struct stat sb;
-	struct so_limits lim;
-	struct so_sigstate sig;
-	struct env_saved env[2];
-	char proc[64];
-	enum so_status st;
-	abi_fn *abi;
-	task_env_fn *fn;
-	void *h;
-
-	res->rc = -1;
-	res->value = NULL;
-	res->log = NULL;
-
-	/* The descriptor crossed a fork and other code: make sure it still
-	 * is the file that was checked before loading it by number. */
-	if (lib->fd < 0 || fstat(lib->fd, &sb) != 0 || sb.st_dev != lib->dev ||
-	    sb.st_ino != lib->ino) {
-		so_logf(lg, SO_LOG_ERROR,
-			"not loading %s: its descriptor was closed or reused",
-			path);
-		return SO_OPEN_FAILED;
-	}
-
-	if (so_limits_prepare(&lim, lg) != 0) {
-		so_limits_restore(&lim, lg);
-		return SO_LIMITS;
-	}
-	/*
-	 * Read by the Go runtime while it starts. One P is plenty for a single
-	 * short call and keeps the thread count low (RLIMIT_NPROC, pids.max);
-	 * the process execs right after, so a collector would only cost time.
-	 * This is the process environment of the task child, not the task's
-	 * environment array, and it is put back after the call.
-	 */
-	env_push(&env[0], "GOMAXPROCS", "1");
-	env_push(&env[1], "GOGC", "off");
-	so_sigstate_save(&sig);
-
-	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", lib->fd);
-	dlerror();
-	/* Through the descriptor: the file checked is the file loaded. */
-	h = dlopen(proc, RTLD_NOW | RTLD_LOCAL);
-	if (!h) {
-		const char *err = dlerror();
-
-		so_logf(lg, SO_LOG_ERROR, "cannot load %s: %s", path,
-			err ? err : "unknown error");
-		st = SO_LOAD_FAILED;
-		goto out;
-	}
-	abi = (abi_fn *)dlsym(h, "spank_otel_abi");
-	fn = (task_env_fn *)dlsym(h, "spank_otel_task_env");
-	if ((!abi && !(rq->flags & SO_FLAG_NO_ABI_CHECK)) || !fn) {
-		so_logf(lg, SO_LOG_ERROR,
-			"cannot use %s: it does not export %s", path,
-			fn ? "spank_otel_abi" : "spank_otel_task_env");
-		st = SO_SYMBOL_MISSING;
-		goto out;
-	}
-	if (abi) {
-		int v = abi();
-
-		if (v != SO_ABI_VERSION) {
-			so_logf(lg, SO_LOG_ERROR,
-				"cannot use %s: library ABI %d, this plugin "
-				"needs ABI %d (install matching versions)",
-				path, v, SO_ABI_VERSION);
-			st = SO_ABI_MISMATCH;
-			goto out;
-		}
-	}
-	res->rc = fn(rq->envp, rq->exclude, rq->max_env_bytes, &res->value,
-		     &res->log);
-	st = SO_CALLED;
-	/* The handle is kept: a Go runtime cannot be unloaded. */
-out:
-	if (!(rq->flags & SO_FLAG_NO_GUARD))
-		so_sigstate_restore(&sig);
-	env_pop(&env[1]);
-	env_pop(&env[0]);
-	so_limits_restore(&lim, lg);
-	return st;
-}
-
-void so_emit_library_log(const char *log, const struct so_logger *lg)
-{
-	const char *line = log;
-
-	while (line && *line) {
-		const char *end = strchr(line, '\n');
-		int len = end ? (int)(end - line) : (int)strlen(line);
-
-		if (len >= 2 && line[1] == ' ' &&
-		    (line[0] == 'E' || line[0] == 'V' || line[0] == 'D' ||
-		     line[0] == 'I')) {
-			enum so_level lv = line[0] == 'E'   ? SO_LOG_ERROR
-					   : line[0] == 'I' ? SO_LOG_INFO
-					   : line[0] == 'V' ? SO_LOG_VERBOSE
-							    : SO_LOG_DEBUG;
-
-			so_logf(lg, lv, "%.*s", len - 2, line + 2);
-		} else if (len > 0) {
-			so_logf(lg, SO_LOG_VERBOSE, "%.*s", len, line);
-		}
-		line = end ? end + 1 : NULL;
-	}
 }

@@ -1,0 +1,373 @@
+/*
+ * helper_main.c - the helper process: the only process in which the Go
+ * library is ever loaded (see helper.h for the whole picture).
+ *
+ * It is forked from the task child while that still runs as root, so it
+ * first makes itself a process of the job's user with nothing of
+ * slurmstepd's left: default signal dispositions and an empty mask, only
+ * its own descriptors, no core dumps, one CPU. Only then does it load the
+ * library, so neither the library's constructors nor the Go runtime ever
+ * run with root's rights. It answers exactly one request and exits.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "helper_main.h"
+#include "wire.h"
+
+#ifndef PROC_SUPER_MAGIC
+#define PROC_SUPER_MAGIC 0x9fa0
+#endif
+
+/* The descriptors the helper keeps, at fixed numbers. */
+enum { LIB_FD = 3, SOCK_FD = 4, FIRST_FREE_FD = 5 };
+
+typedef int abi_fn(void);
+typedef int task_env_fn(char **envp, const char *exclude, long max_env_bytes,
+			char **value, char **log);
+
+/* The helper's own messages, sent ahead of the library's log. */
+struct notes {
+	char text[4096];
+	size_t len;
+};
+
+static void note(struct notes *n, char level, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void note(struct notes *n, char level, const char *fmt, ...)
+{
+	size_t room = sizeof(n->text) - n->len;
+	va_list ap;
+	int w;
+
+	if (room < 4)
+		return;
+	n->text[n->len++] = level;
+	n->text[n->len++] = ' ';
+	room -= 2;
+	va_start(ap, fmt);
+	w = vsnprintf(n->text + n->len, room, fmt, ap);
+	va_end(ap);
+	if (w < 0)
+		w = 0;
+	if ((size_t)w >= room - 1)
+		w = (int)room - 2;
+	n->len += (size_t)w;
+	n->text[n->len++] = '\n';
+}
+
+static int send_all(const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len > 0) {
+		ssize_t n = send(SOCK_FD, p, len, MSG_NOSIGNAL);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static int recv_all(void *buf, size_t len)
+{
+	char *p = buf;
+
+	while (len > 0) {
+		ssize_t n = recv(SOCK_FD, p, len, 0);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* Sends the answer and ends the helper. */
+static void __attribute__((noreturn))
+answer(enum so_status st, int rc, const char *value, const struct notes *n,
+       const char *liblog)
+{
+	struct so_wire_answer a;
+	size_t value_len = value ? strlen(value) : 0;
+	size_t lib_len = liblog ? strlen(liblog) : 0;
+
+	if (value_len > SO_WIRE_MAX_VALUE) {
+		/* Far beyond what execve() takes for one variable. */
+		value = NULL;
+		value_len = 0;
+		rc = -1;
+		lib_len = 0;
+		liblog = NULL;
+	}
+	if (n->len + lib_len > SO_WIRE_MAX_LOG)
+		lib_len = SO_WIRE_MAX_LOG - n->len;
+	memset(&a, 0, sizeof(a));
+	a.magic = SO_WIRE_ANSWER_MAGIC;
+	a.status = (int32_t)st;
+	a.rc = rc;
+	a.has_value = value != NULL;
+	a.value_len = (uint32_t)value_len;
+	a.log_len = (uint32_t)(n->len + lib_len);
+	if (send_all(&a, sizeof(a)) == 0 && send_all(value, value_len) == 0 &&
+	    send_all(n->text, n->len) == 0)
+		send_all(liblog, lib_len);
+	_exit(0);
+}
+
+/* Default dispositions and an empty mask: the helper must not run
+ * slurmstepd's handlers (they would write to slurmstepd's descriptors),
+ * and the Go runtime installs its own. */
+static void reset_signals(void)
+{
+	struct sigaction dfl;
+	sigset_t none;
+	int sig;
+
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	sigemptyset(&dfl.sa_mask);
+	for (sig = 1; sig < _NSIG; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP)
+			sigaction(sig, &dfl, NULL); /* fails on glibc's own */
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+}
+
+static void close_from(int first)
+{
+	DIR *d;
+	struct dirent *e;
+
+	if (syscall(SYS_close_range, (unsigned)first, ~0U, 0) == 0)
+		return;
+	/* Kernels before 5.9. */
+	if (!(d = opendir("/proc/self/fd")))
+		return;
+	while ((e = readdir(d))) {
+		int fd = atoi(e->d_name);
+
+		if (fd >= first && fd != dirfd(d))
+			close(fd);
+	}
+	closedir(d);
+}
+
+/* Keeps the library, the socket and stderr at fixed numbers and closes
+ * everything else slurmstepd had open. */
+static int arrange_fds(int lib, int sock, int err)
+{
+	int hi_lib = fcntl(lib, F_DUPFD_CLOEXEC, 64);
+	int hi_sock = fcntl(sock, F_DUPFD_CLOEXEC, 64);
+	int hi_err = fcntl(err, F_DUPFD_CLOEXEC, 64);
+	int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+	if (hi_lib < 0 || hi_sock < 0 || hi_err < 0)
+		return -1;
+	if (dup2(hi_err, STDERR_FILENO) < 0 || dup2(hi_err, STDOUT_FILENO) < 0 ||
+	    dup2(hi_lib, LIB_FD) < 0 || dup2(hi_sock, SOCK_FD) < 0)
+		return -1;
+	if (null >= 0 && null != STDIN_FILENO)
+		dup2(null, STDIN_FILENO);
+	close_from(FIRST_FREE_FD);
+	return 0;
+}
+
+/* Soft limits up to the hard ones: the helper lives for one call and a Go
+ * runtime that cannot map its heap or start a thread aborts. No core file
+ * of the helper ever lands in a job's directory. */
+static void own_limits(void)
+{
+	static const int raise[] = { RLIMIT_AS, RLIMIT_DATA, RLIMIT_STACK,
+				     RLIMIT_NPROC };
+	struct rlimit r = { 0, 0 };
+	size_t i;
+
+	setrlimit(RLIMIT_CORE, &r);
+	for (i = 0; i < sizeof(raise) / sizeof(raise[0]); i++) {
+		if (getrlimit(raise[i], &r) != 0 || r.rlim_cur == r.rlim_max)
+			continue;
+		r.rlim_cur = r.rlim_max;
+		setrlimit(raise[i], &r);
+	}
+}
+
+/* One CPU of the mask, chosen by the task index: the Go runtime sizes
+ * GOMAXPROCS, and so its threads, from the mask it starts with. */
+static void one_cpu(int index, struct notes *n)
+{
+	cpu_set_t set, one;
+	int count, cpu, k;
+
+	if (sched_getaffinity(0, sizeof(set), &set) != 0) {
+		note(n, 'D', "helper keeps its CPU mask: sched_getaffinity: %s",
+		     strerror(errno));
+		return;
+	}
+	count = CPU_COUNT(&set);
+	if (count <= 1)
+		return;
+	k = (index < 0 ? 0 : index) % count;
+	for (cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+		if (!CPU_ISSET(cpu, &set) || k-- > 0)
+			continue;
+		CPU_ZERO(&one);
+		CPU_SET(cpu, &one);
+		if (sched_setaffinity(0, sizeof(one), &one) != 0)
+			note(n, 'D', "helper cannot bind to CPU %d: %s", cpu,
+			     strerror(errno));
+		return;
+	}
+}
+
+static int drop_creds(const struct so_helper_config *cfg, struct notes *n)
+{
+	gid_t gid = cfg->gid;
+	int rc;
+
+	if (!cfg->drop_creds)
+		return 0;
+	if (cfg->groups && cfg->ngroups)
+		rc = setgroups(cfg->ngroups, cfg->groups);
+	else
+		rc = setgroups(1, &gid);
+	if (rc != 0 || setresgid(gid, gid, gid) != 0 ||
+	    setresuid(cfg->uid, cfg->uid, cfg->uid) != 0) {
+		note(n, 'E', "the helper process cannot become uid %u gid %u: "
+			     "%s; %s left unchanged",
+		     (unsigned)cfg->uid, (unsigned)gid, strerror(errno),
+		     "OTEL_RESOURCE_ATTRIBUTES");
+		return -1;
+	}
+	return 0;
+}
+
+/* Reads the request: the task's environment and its execve() budget. */
+static char **read_request(long *max_env_bytes)
+{
+	struct so_wire_request rq;
+	char *data, **envp, *p, *end;
+	size_t i;
+
+	if (recv_all(&rq, sizeof(rq)) != 0)
+		_exit(0); /* the task went away or does not call */
+	if (rq.magic != SO_WIRE_REQUEST_MAGIC || rq.env_bytes > SO_WIRE_MAX_ENV ||
+	    rq.env_count > rq.env_bytes)
+		return NULL;
+	data = malloc(rq.env_bytes + 1);
+	envp = calloc(rq.env_count + 1, sizeof(char *));
+	if (!data || !envp || recv_all(data, rq.env_bytes) != 0)
+		return NULL;
+	data[rq.env_bytes] = '\0';
+	for (i = 0, p = data, end = data + rq.env_bytes; p < end; i++) {
+		if (i == rq.env_count)
+			return NULL;
+		envp[i] = p;
+		p += strlen(p) + 1;
+	}
+	if (i != rq.env_count)
+		return NULL;
+	*max_env_bytes = (long)rq.max_env_bytes;
+	return envp;
+}
+
+void so_helper_main(const struct so_helper_config *cfg, pid_t task, int sock,
+		    int err)
+{
+	const struct so_lib *lib = cfg->lib;
+	struct notes n = { .len = 0 };
+	struct statfs sf;
+	struct stat sb;
+	abi_fn *abi;
+	task_env_fn *fn;
+	char **envp, *value = NULL, *liblog = NULL, path[32];
+	long max_env = 0;
+	int rc;
+	void *h;
+
+	reset_signals();
+	if (arrange_fds(lib->fd, sock, err) != 0)
+		_exit(127); /* no socket to answer on */
+	prctl(PR_SET_NAME, "spank-otel", 0, 0, 0);
+	own_limits();
+	one_cpu(cfg->cpu_index, &n);
+	if (drop_creds(cfg, &n) != 0)
+		answer(SO_HELPER_FAILED, -1, NULL, &n, NULL);
+	/* Cleared by the credential change, so set only now; then make sure
+	 * the task did not die in between. */
+	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+	if (getppid() != task)
+		_exit(0);
+
+	/* The descriptor crossed a fork and Slurm's code: it must still be
+	 * the file that was checked. */
+	if (fstat(LIB_FD, &sb) != 0 || sb.st_dev != lib->dev ||
+	    sb.st_ino != lib->ino) {
+		note(&n, 'E', "not loading %s: its descriptor was closed or "
+			      "reused", lib->path);
+		answer(SO_OPEN_FAILED, -1, NULL, &n, NULL);
+	}
+	/* dlopen() needs a path; /proc/self/fd/N names the checked file only
+	 * where /proc is the kernel's. The helper still is in slurmstepd's
+	 * mount namespace, but make sure. */
+	if (statfs("/proc/self/fd", &sf) != 0 || sf.f_type != PROC_SUPER_MAGIC) {
+		note(&n, 'E', "refusing to load %s: /proc is not procfs in this "
+			      "mount namespace", lib->path);
+		answer(SO_REFUSED, -1, NULL, &n, NULL);
+	}
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", LIB_FD);
+	dlerror();
+	if (!(h = dlopen(path, RTLD_NOW | RTLD_LOCAL))) {
+		const char *e = dlerror();
+
+		note(&n, 'E', "cannot load %s: %s", lib->path,
+		     e ? e : "unknown error");
+		answer(SO_LOAD_FAILED, -1, NULL, &n, NULL);
+	}
+	abi = (abi_fn *)dlsym(h, "spank_otel_abi");
+	fn = (task_env_fn *)dlsym(h, "spank_otel_task_env");
+	if ((!abi && !(cfg->flags & SO_FLAG_NO_ABI_CHECK)) || !fn) {
+		note(&n, 'E', "cannot use %s: it does not export %s", lib->path,
+		     fn ? "spank_otel_abi" : "spank_otel_task_env");
+		answer(SO_SYMBOL_MISSING, -1, NULL, &n, NULL);
+	}
+	if (abi && (rc = abi()) != SO_ABI_VERSION) {
+		note(&n, 'E', "cannot use %s: library ABI %d, this plugin needs "
+			      "ABI %d (install matching versions)",
+		     lib->path, rc, SO_ABI_VERSION);
+		answer(SO_ABI_MISMATCH, -1, NULL, &n, NULL);
+	}
+
+	if (!(envp = read_request(&max_env))) {
+		note(&n, 'E', "the helper process received a damaged request");
+		answer(SO_HELPER_FAILED, -1, NULL, &n, NULL);
+	}
+	rc = fn(envp, cfg->exclude, max_env, &value, &liblog);
+	answer(SO_CALLED, rc, value, &n, liblog);
+}

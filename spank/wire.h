@@ -1,0 +1,43 @@
+/*
+ * wire.h - the messages between the task child and its helper process.
+ *
+ * Both ends are the same build of the same plugin (the helper is a fork of
+ * the task child), so the layout is native; the magic numbers only catch a
+ * helper that died halfway through an answer.
+ *
+ *   request  (task -> helper): struct so_wire_request, then env_bytes of
+ *                              NUL-terminated "NAME=value" entries.
+ *   answer   (helper -> task): struct so_wire_answer, then value_len bytes
+ *                              of value and log_len bytes of log.
+ */
+#ifndef SPANK_OTEL_WIRE_H
+#define SPANK_OTEL_WIRE_H
+
+#include <stdint.h>
+
+#define SO_WIRE_REQUEST_MAGIC 0x534f5251u /* "SORQ" */
+#define SO_WIRE_ANSWER_MAGIC 0x534f414eu  /* "SOAN" */
+
+/* Bounds a confused or hostile peer cannot push past. A task environment
+ * larger than execve() takes (6 MiB at most) is not sent at all. */
+#define SO_WIRE_MAX_ENV (8u << 20)
+#define SO_WIRE_MAX_VALUE (1u << 20)
+#define SO_WIRE_MAX_LOG (64u << 10)
+
+struct so_wire_request {
+	uint32_t magic;
+	uint32_t env_count;
+	uint64_t env_bytes;
+	int64_t max_env_bytes;
+};
+
+struct so_wire_answer {
+	uint32_t magic;
+	int32_t status;    /* enum so_status */
+	int32_t rc;        /* spank_otel_task_env's return code */
+	uint32_t has_value;
+	uint32_t value_len;
+	uint32_t log_len;
+};
+
+#endif
