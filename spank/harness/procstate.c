@@ -112,6 +112,7 @@ static void take_fds(struct so_procstate *s, int skip_fd)
 {
 	char buf[4096], path[64], target[4096];
 	int dir = open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	size_t len;
 	long n;
 
 	if (dir < 0)
@@ -130,9 +131,16 @@ static void take_fds(struct so_procstate *s, int skip_fd)
 			snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 			t = readlink(path, target, sizeof(target));
 			s->fds = fnv(s->fds, &fd, sizeof(fd));
+			/* "socket:[1234]" and "pipe:[5678]" by kind only, so
+			 * two tasks can be compared. */
+			if (t > 0 && target[t - 1] == ']' && memchr(target, '[', (size_t)t))
+				t = (char *)memchr(target, '[', (size_t)t) - target;
 			if (t > 0)
 				s->fds = fnv(s->fds, target, (size_t)t);
 			s->fd_count++;
+			len = strlen(s->fd_list);
+			snprintf(s->fd_list + len, sizeof(s->fd_list) - len,
+				 "%s%d", len ? "," : "", fd);
 		}
 	}
 	close(dir);
@@ -208,13 +216,14 @@ void so_procstate_format(const struct so_procstate *s, char *buf, size_t len)
 	snprintf(buf, len,
 		 "threads=%d children=%d sigaction=%016llx sigpipe=%s "
 		 "sigmask=%016llx altstack=%016llx limits=%016llx "
-		 "maps=%016llx/%d fds=%016llx/%d",
+		 "maps=%016llx/%d fds=%016llx/%d fd_list=%s",
 		 s->threads, s->children, (unsigned long long)s->sigaction,
 		 s->ignored_pipe ? "ignored" : "not-ignored",
 		 (unsigned long long)s->sigmask,
 		 (unsigned long long)s->altstack,
 		 (unsigned long long)s->limits, (unsigned long long)s->maps,
-		 s->map_count, (unsigned long long)s->fds, s->fd_count);
+		 s->map_count, (unsigned long long)s->fds, s->fd_count,
+		 s->fd_list[0] ? s->fd_list : "-");
 }
 
 static void append(char *diff, size_t len, const char *fmt, ...)

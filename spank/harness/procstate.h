@@ -28,8 +28,11 @@ struct so_procstate {
 	uint64_t limits;    /* hash of every soft and hard limit */
 	uint64_t maps;      /* hash of /proc/self/maps */
 	int map_count;
-	uint64_t fds;       /* hash of the descriptor numbers and targets */
+	uint64_t fds;       /* hash of the descriptor numbers and what they
+			       are (a file's path; a socket or pipe by kind) */
 	int fd_count;
+	char fd_list[256];  /* the descriptor numbers, "0,1,2,5", to compare
+			       two tasks whose files differ by name */
 };
 
 /* Records the calling process's state; descriptor skip_fd (-1: none) is
