@@ -26,7 +26,7 @@ C_SOURCES  := $(wildcard spank/*.c spank/*.h spank/*.map spank/Makefile)
 # Host packages the targets need. Installed only when missing.
 HOST_PACKAGES := gcc make git rpm debootstrap docker.io docker-compose dpkg-dev python3 binutils lintian libslurm-dev
 
-.PHONY: all lib cli shim headers deb rpm deps dockerd unit fuzz-seeds package-test \
+.PHONY: all lib cli shim headers testlibs deb rpm deps dockerd unit fuzz-seeds package-test \
         cluster-test test demo bench clean
 
 all: lib cli
@@ -71,6 +71,23 @@ HEADERS_DEP := $(if $(filter command line environment,$(origin SLURM_INCLUDE)),,
 $(BUILD)/%/spank_otel.so: $(C_SOURCES) | $(HEADERS_DEP)
 	$(MAKE) -C spank SLURM_INCLUDE=$(abspath $(if $(filter command line environment,$(origin SLURM_INCLUDE)),$(SLURM_INCLUDE),$(BUILD)/slurm-headers/$*/usr/include)) \
 	  DEFAULT_LIB=$(DEFAULT_LIB) OUT=$(abspath $@)
+
+# Test-only pieces the cluster's node images carry beside the package: the
+# probe/container-like SPANK plugin (per Slurm release), a library that must
+# never load, and a Go library that fails on request (test/cluster).
+TESTLIBS := $(BUILD)/testlibs
+testlibs: $(TESTLIBS)/$(SLURM)/spankprobe.so $(TESTLIBS)/libevil.so $(TESTLIBS)/libfault.so
+$(TESTLIBS)/%/spankprobe.so: test/spankprobe/spankprobe.c test/spankprobe/Makefile \
+		spank/harness/procstate.c spank/harness/procstate.h | $(BUILD)/slurm-headers/%/VERSION
+	$(MAKE) -C test/spankprobe SLURM_INCLUDE=$(abspath $(BUILD)/slurm-headers/$*/usr/include) OUT=$(abspath $@)
+$(TESTLIBS)/libevil.so: spank/harness/testdata/evil.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O2 -fPIC -shared -Wall -Wextra -Werror -fvisibility=hidden \
+		-DEVIL_MARKER='"/shared/evil-ran"' -o $@ $<
+$(TESTLIBS)/libfault.so: test/faultlib/main.go go.mod
+	@mkdir -p $(dir $@)
+	CGO_ENABLED=1 $(GO) build $(GOFLAGS_BUILD) -buildmode=c-shared -o $@ ./test/faultlib
+	@rm -f $(TESTLIBS)/libfault.h
 
 deb: lib cli shim
 	packaging/deb/build.sh --slurm $(SLURM) --shim $(BUILD)/$(SLURM)/spank_otel.so \

@@ -2,9 +2,11 @@
 # make bench: what spank-otel costs, each figure printed with the command
 # that produced it.
 #
-#  1. fork + dlopen + call in a forked child (as the plugin does per task):
-#     libspankotel.so vs an empty Go c-shared library vs a plain C library,
-#     interleaved.
+#  1. the per-task path of the plugin: the task forks the helper, the helper
+#     loads the library and answers, the task reaps it. libspankotel.so vs
+#     an empty Go c-shared library vs a plain C library (whose figure is the
+#     helper's own cost: fork + socket + reap), interleaved. Then the tail
+#     with many tasks starting at once, which sets the timeout= default.
 #  2. step launch in the cluster: srun -N2 -n8 true, plugin on vs off.
 #  3. the Go benchmarks, with the OpenTelemetry SDK's decoder beside ours.
 #  4. what a per-task `eval "$(python3 -c ...)"` costs, for comparison.
@@ -25,18 +27,20 @@ testdata=$top/spank/build/testdata
 say() { printf '\n== %s\n' "$*"; }
 show() { printf '$ %s\n' "$*"; }
 
-# percentiles FILE: p50 p90 p99 of the numbers in FILE (nanoseconds) in µs.
+# percentiles FILE: p50 p90 p99 p99.9 of the numbers in FILE (nanoseconds)
+# in µs.
 percentiles() {
 	sort -n "$1" | awk '{ v[NR] = $1 } END {
 		p50 = v[int(NR * 0.50 + 0.5)]; p90 = v[int(NR * 0.90 + 0.5)]; p99 = v[int(NR * 0.99 + 0.5)]
-		printf "%d %d %d\n", p50 / 1000, p90 / 1000, p99 / 1000 }'
+		p999 = v[int(NR * 0.999 + 0.5)]
+		printf "%d %d %d %d\n", p50 / 1000, p90 / 1000, p99 / 1000, p999 / 1000 }'
 }
 
 make -s lib cli >/dev/null
 make -s -C spank harness goempty >/dev/null
 
 # --- 1. per-task cost -------------------------------------------------------
-say "1. per-task cost: fork + dlopen + call in the child, $forks forks each, interleaved in $rounds rounds"
+say "1. per-task cost: task fork, helper fork, load, call, answer, reap; $forks tasks each, interleaved in $rounds rounds"
 envfile=$(mktemp)
 trap 'rm -f "$envfile" "$tmp"/* 2>/dev/null; rmdir "$tmp" 2>/dev/null || true' EXIT
 tmp=$(mktemp -d)
@@ -54,17 +58,32 @@ for ((r = 0; r < rounds; r++)); do
 	done
 done
 show "$harness --bench $per_round --lib LIB --env-file <60-variable task env + 25-key carrier>   (×$rounds rounds per LIB)"
-printf '%-10s %8s %8s %8s   %s\n' library p50_us p90_us p99_us size
+printf '%-10s %8s %8s %8s %8s   %s\n' library p50_us p90_us p99_us p99.9_us size
 for name in ours emptygo plainc; do
-	read -r p50 p90 p99 < <(percentiles "$tmp/$name")
+	read -r p50 p90 p99 p999 < <(percentiles "$tmp/$name")
 	eval "p50_$name=$p50 p90_$name=$p90 p99_$name=$p99"
-	printf '%-10s %8d %8d %8d   %s bytes\n' "$name" "$p50" "$p90" "$p99" "$(stat -c %s "${libs[$name]}")"
+	printf '%-10s %8d %8d %8d %8d   %s bytes\n' "$name" "$p50" "$p90" "$p99" "$p999" "$(stat -c %s "${libs[$name]}")"
 done
+printf 'the helper on its own (fork + socket + reap, plain C library): p50 %d us\n' "$p50_plainc"
 ratio_go=$(awk -v a="$p50_ours" -v b="$p50_emptygo" 'BEGIN { printf "%.2f", a / b }')
 printf 'ratios at p50: ours/emptygo %s  ours/plainc %s  (p90 %s, p99 %s vs emptygo)\n' "$ratio_go" \
 	"$(awk -v a="$p50_ours" -v b="$p50_plainc" 'BEGIN { printf "%.2f", a / b }')" \
 	"$(awk -v a="$p90_ours" -v b="$p90_emptygo" 'BEGIN { printf "%.2f", a / b }')" \
 	"$(awk -v a="$p99_ours" -v b="$p99_emptygo" 'BEGIN { printf "%.2f", a / b }')"
+
+# --- 1b. many tasks at once ------------------------------------------------
+conc=${BENCH_CONCURRENT:-16}
+say "1b. $conc tasks starting at once on $(nproc) CPUs, 40 rounds: the tail that sets the timeout= default"
+show "$conc × $harness --bench 40 --lib $build/libspankotel.so --env-file <task env>   (in parallel)"
+for ((i = 0; i < conc; i++)); do
+	"$harness" --bench 40 --lib "${libs[ours]}" --env-file "$envfile" > "$tmp/conc.$i" &
+done
+wait
+cat "$tmp"/conc.* > "$tmp/conc"
+read -r c50 c90 c99 c999 < <(percentiles "$tmp/conc")
+timeout_ms=$(sed -n 's/^#define SO_DEFAULT_TIMEOUT_MS \([0-9]*\)$/\1/p' spank/args.h)
+printf 'per task, %d at once: p50 %d us, p99 %d us, p99.9 %d us (of %d); timeout= default %d ms is %dx the p99.9\n' \
+	"$conc" "$c50" "$c99" "$c999" "$(wc -l < "$tmp/conc")" "$timeout_ms" "$(( timeout_ms * 1000 / (c999 > 0 ? c999 : 1) ))"
 
 # --- 3. Go benchmarks ---------------------------------------------------------
 say "3. Go benchmarks (ours and the OpenTelemetry Go SDK's environment detector on the same carrier)"
@@ -90,7 +109,7 @@ if command -v python3 >/dev/null; then
 fi
 show "eval \"\$($build/spank-otel export)\""
 printf 'spank-otel      p50 %6d us\n' "$(timeit "$build/spank-otel" export)"
-printf 'plugin per task p50 %6d us  (from 1.)\n' "$p50_ours"
+printf 'plugin per task p50 %6d us  (from 1.; the helper loads while Slurm still sets the task up)\n' "$p50_ours"
 
 # --- 2. step launch in the cluster ------------------------------------------
 say "2. step launch: srun -N2 -n8 true, plugin on vs --otel-attrs=off, $pairs interleaved pairs, Slurm $slurm"

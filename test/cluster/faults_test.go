@@ -109,10 +109,6 @@ type faultCase struct {
 	// a line containing wantLog.
 	wantAttrs bool
 	wantLog   string
-	// eitherLog accepts both outcomes: attributes written, or the carrier
-	// left alone with a log line containing it. Used for limits, which
-	// some Slurm versions apply only after task_init.
-	eitherLog string
 	// ulimit, when set (e.g. "-v"), records the task's own limit so the
 	// result shows the limit really reached the task.
 	ulimit string
@@ -163,11 +159,6 @@ func runFault(t *testing.T, m *matrix, fc faultCase) bool {
 	}
 	logs := newLogLines(t, mark)
 	result := ""
-	if fc.eitherLog != "" {
-		written := gotAttrs["slurm.job.id"] == tk.env["SLURM_JOB_ID"]
-		fc.wantAttrs = written
-		fc.wantLog = fc.eitherLog
-	}
 	if fc.wantAttrs {
 		if gotAttrs["slurm.job.id"] != tk.env["SLURM_JOB_ID"] {
 			t.Errorf("want Slurm attributes written; carrier is %.200q; log: %v", got, logs)
@@ -280,12 +271,10 @@ cp $lib group-writable.so; chmod 0664 group-writable.so`, strings.Fields(compute
 	for _, kib := range []string{"262144", "524288", "1048576", "2097152", "4194304", "8388608", "unlimited"} {
 		name := "RLIMIT_AS " + kib + " KiB"
 		t.Run(name, func(t *testing.T) {
-			// Go aborts without enough address space, so where Slurm
-			// applies the user's limit before task_init the shim must
-			// step aside with a log line; where it applies it after,
-			// the attributes are written. Either way the task runs
-			// under the user's own limit.
-			fc := faultCase{name: name, setup: "ulimit -v " + kib, eitherLog: "RLIMIT_AS", ulimit: "-v"}
+			// Slurm applies the user's limits after task_init, and the
+			// helper was forked before: the attributes are written, and
+			// the task runs under the user's own limit.
+			fc := faultCase{name: name, setup: "ulimit -v " + kib, wantAttrs: true, ulimit: "-v"}
 			if runFault(t, m, fc) {
 				tasks := collect(t, outTag(t))
 				if got := tasks[0].env["TASK_ULIMIT"]; got != kib {
@@ -295,11 +284,13 @@ cp $lib group-writable.so; chmod 0664 group-writable.so`, strings.Fields(compute
 		})
 	}
 	t.Run("RLIMIT_NPROC small", func(t *testing.T) {
-		runFault(t, m, faultCase{name: "RLIMIT_NPROC 64", setup: "ulimit -u 64", eitherLog: "RLIMIT_NPROC", ulimit: "-u"})
+		runFault(t, m, faultCase{name: "RLIMIT_NPROC 64", setup: "ulimit -u 64", wantAttrs: true, ulimit: "-u"})
 	})
 	t.Run("RLIMIT_STACK small", func(t *testing.T) {
 		runFault(t, m, faultCase{name: "RLIMIT_STACK 256 KiB", setup: "ulimit -s 256", wantAttrs: true, ulimit: "-s"})
 	})
+
+	helperFaults(t, m)
 
 	var keys10k strings.Builder
 	for i := 0; i < 10000; i++ {

@@ -33,6 +33,15 @@ if ! grep -qx 'include /etc/slurm/plugstack.conf.d/\*.conf' /etc/slurm/plugstack
 	echo 'include /etc/slurm/plugstack.conf.d/*.conf' >>/etc/slurm/plugstack.conf
 fi
 
+# Test-only pieces (test/spankprobe, test/faultlib): installed, never
+# enabled by default; the cluster tests write their plugstack.conf lines.
+testdir=/usr/lib/spank-otel-test
+install -d -m 0755 "$testdir"
+install -m 0644 "$src/image.env" "$testdir/image.env"
+for f in spankprobe.so libevil.so libfault.so; do
+	[ ! -f "$src/$f" ] || install -m 0644 "$src/$f" "$testdir/$f"
+done
+
 if [ ! -f "$src/spank-otel.deb" ]; then
 	echo "setup-node: no plugin package given; the image has no spank-otel" >&2
 	exit 0

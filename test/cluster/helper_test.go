@@ -1,0 +1,294 @@
+//go:build cluster
+
+package cluster
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// The test-only pieces in the node images (test/spankprobe, test/faultlib,
+// spank/harness/testdata/evil.c; see the Makefile's testlibs).
+const (
+	testLibDir = "/usr/lib/spank-otel-test"
+	probeSo    = testLibDir + "/spankprobe.so"
+	faultLib   = testLibDir + "/libfault.so"
+	evilLib    = testLibDir + "/libevil.so"
+	imageEnv   = testLibDir + "/image.env"
+	// Where libevil.so's constructor leaves its mark if it ever runs.
+	evilMarker = "/shared/evil-ran"
+	stackDir   = "/etc/slurm/plugstack.conf.d"
+)
+
+// withStack adds plugstack.conf.d files (name → line) on the compute nodes
+// for the rest of the test. The include sorts file names, so a name before
+// "spank-otel.conf" runs before spank-otel, one after it runs after.
+func withStack(t *testing.T, files map[string]string) {
+	t.Helper()
+	var add, remove strings.Builder
+	for name, line := range files {
+		fmt.Fprintf(&add, "printf '%%s\\n' %q > %s/%s\n", line, stackDir, name)
+		fmt.Fprintf(&remove, "rm -f %s/%s\n", stackDir, name)
+	}
+	nodes := strings.Fields(computeNodes)
+	asRoot(t, add.String(), nodes...)
+	t.Cleanup(func() { asRoot(t, remove.String(), nodes...) })
+}
+
+// probeState is one SPANK_PROBE_<NAME> summary: field → value.
+type probeState map[string]string
+
+func probeOf(t testing.TB, tk task, name string) probeState {
+	t.Helper()
+	v, ok := tk.env["SPANK_PROBE_"+name]
+	if !ok {
+		t.Fatalf("%s: no SPANK_PROBE_%s: the probe plugin did not run", tk.name, name)
+	}
+	p := probeState{}
+	for _, f := range strings.Fields(v) {
+		if k, val, ok := strings.Cut(f, "="); ok {
+			p[k] = val
+		}
+	}
+	return p
+}
+
+// fdCount is the number of descriptors in a probe's "fds=HASH/COUNT".
+func fdCount(p probeState) int {
+	_, n, _ := strings.Cut(p["fds"], "/")
+	v, _ := strconv.Atoi(n)
+	return v
+}
+
+func TestTaskProcessUntouched(t *testing.T) {
+	// A probe before spank-otel and one after it, as a container plugin
+	// after spank-otel would be placed.
+	withStack(t, map[string]string{
+		"aa-probe.conf": "required " + probeSo + " role=probe name=BEFORE",
+		"zz-probe.conf": "required " + probeSo + " role=probe name=AFTER",
+	})
+	tag := outDir(t)
+	alice(t, submit(fmt.Sprintf(`sbatch --wait -N2 -n4 -o /shared/out/%[1]s/slurm.out <<'EOF'
+#!/bin/bash
+env -0 > /shared/out/%[1]s/$SLURM_JOB_ID.batch.env
+srun -N2 -n4 -o /shared/out/%[1]s/on.%%s.%%t.env env -0
+srun --otel-attrs=off -N2 -n4 -o /shared/out/%[1]s/off.%%s.%%t.env env -0
+EOF`, tag)))
+	tasks := collect(t, tag)
+	if len(tasks) != 9 {
+		t.Fatalf("got %d tasks, want 9: %v", len(tasks), names(tasks))
+	}
+	offFDs := map[string]int{} // node → descriptors of a task with the plugin off
+	for _, tk := range tasks {
+		if strings.HasPrefix(tk.name, "off.") {
+			offFDs[tk.env["SLURMD_NODENAME"]] = fdCount(probeOf(t, tk, "AFTER"))
+		}
+	}
+	for _, tk := range tasks {
+		before, after := probeOf(t, tk, "BEFORE"), probeOf(t, tk, "AFTER")
+		if after["threads"] != "1" {
+			t.Errorf("%s: a plugin after spank-otel sees %s threads, want 1", tk.name, after["threads"])
+		}
+		if after["children"] != "0" {
+			t.Errorf("%s: the task has %s child processes after spank-otel, want 0", tk.name, after["children"])
+		}
+		for _, k := range []string{"sigaction", "sigpipe", "sigmask", "altstack", "limits", "maps", "uid"} {
+			if before[k] != after[k] {
+				t.Errorf("%s: %s changed across spank-otel's task_init: %s -> %s", tk.name, k, before[k], after[k])
+			}
+		}
+		if strings.HasPrefix(tk.name, "off.") {
+			continue
+		}
+		// The step parent's descriptor of the library shifts the numbers
+		// of Slurm's later ones, so the count is compared, not the list:
+		// the task holds as many as with the plugin off, and fewer than
+		// between the two callbacks (the helper's socket, pipe and pidfd).
+		if want := offFDs[tk.env["SLURMD_NODENAME"]]; strings.HasPrefix(tk.name, "on.") && fdCount(after) != want {
+			t.Errorf("%s: %d descriptors after spank-otel, %d with the plugin off (%s)", tk.name, fdCount(after), want, after["fd_list"])
+		}
+		if fdCount(after) >= fdCount(before) {
+			t.Errorf("%s: %d descriptors before spank-otel's task_init, %d after: the helper's were not closed", tk.name, fdCount(before), fdCount(after))
+		}
+		checkIdentity(t, tk, tk.attrs(t))
+	}
+}
+
+// goRuntimeLine matches the library's own report from inside Go.
+var goRuntimeLine = regexp.MustCompile(`go runtime: GOMAXPROCS=(\d+) threads=(\d+) gc=(\w+)`)
+
+func TestGoRuntimeInHelper(t *testing.T) {
+	withStack(t, map[string]string{"zz-probe.conf": "required " + probeSo + " role=probe name=AFTER"})
+	tag := outDir(t)
+	mark := logMark(t)
+	out := alice(t, submit(fmt.Sprintf(`srun -N1 -n1 -c2 -o /shared/out/%s/task.env env -0; echo "job=$SLURM_JOB_ID"`, tag)))
+	_ = out
+	tasks := collect(t, tag)
+	if len(tasks) != 1 {
+		t.Fatalf("got %d tasks", len(tasks))
+	}
+	cpus, _ := strconv.Atoi(probeOf(t, tasks[0], "AFTER")["cpus"])
+	if cpus < 2 {
+		t.Fatalf("the task's CPU mask has %d CPUs; the test needs at least 2", cpus)
+	}
+	var found []string
+	for _, l := range newLogLines(t, mark) {
+		if m := goRuntimeLine.FindStringSubmatch(l); m != nil {
+			found = append(found, l)
+			if m[1] != "1" || m[3] != "off" {
+				t.Errorf("the helper's Go runtime: GOMAXPROCS=%s gc=%s, want 1 and off (task mask: %d CPUs): %s", m[1], m[3], cpus, l)
+			}
+			if n, _ := strconv.Atoi(m[2]); n > 8 {
+				t.Errorf("the helper's Go runtime runs %d threads: %s", n, l)
+			}
+		}
+	}
+	if len(found) != 1 {
+		t.Errorf("want one go runtime line for the one task, got %d: %v", len(found), found)
+	}
+	t.Logf("task mask: %d CPUs; %v", cpus, found)
+}
+
+// containerCase is one placement of the container-like plugin.
+type containerCase struct {
+	name  string
+	file  string // plugstack.conf.d file name: before or after spank-otel
+	keep  bool   // keep=OTEL_RESOURCE_ATTRIBUTES, pyxis's --container-env
+	attrs map[string]string
+	// identity: the Slurm attributes reach the task.
+	identity bool
+}
+
+func TestContainerPlugin(t *testing.T) {
+	image := map[string]string{"container.image.name": "pytorch:25.01", "deployment.environment": "image"}
+	user := map[string]string{"user.team": "ml,infra", "deployment.environment": "prod"}
+	cases := []containerCase{
+		// The recommended order: spank-otel after the container plugin
+		// merges the identity into the container's final environment.
+		{name: "container first", file: "00-container.conf", attrs: image, identity: true},
+		{name: "container first, --container-env", file: "00-container.conf", keep: true, attrs: user, identity: true},
+		// After spank-otel the container's import overwrites the value.
+		{name: "container after spank-otel", file: "zz-container.conf", attrs: image, identity: false},
+		{name: "container after spank-otel, --container-env", file: "zz-container.conf", keep: true, attrs: user, identity: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			line := "required " + probeSo + " role=container image_env=" + imageEnv + " forge_proc=" + evilLib
+			if tc.keep {
+				line += " keep=OTEL_RESOURCE_ATTRIBUTES"
+			}
+			withStack(t, map[string]string{tc.file: line})
+			asRoot(t, "rm -f "+evilMarker, "c1")
+			tag := outDir(t)
+			alice(t, submit(fmt.Sprintf(`sbatch --wait -N2 -n2 -o /shared/out/%[1]s/slurm.out <<'EOF'
+#!/bin/bash
+env -0 > /shared/out/%[1]s/$SLURM_JOB_ID.batch.env
+srun -N2 -n2 -o /shared/out/%[1]s/%%j.%%s.%%t.env env -0
+EOF`, tag)))
+			tasks := collect(t, tag)
+			if len(tasks) != 3 {
+				t.Fatalf("got %d tasks, want 3: %v", len(tasks), names(tasks))
+			}
+			for _, tk := range tasks {
+				if got := tk.env["SPANK_CONTAINER"]; got != "ok" {
+					t.Errorf("%s: the container-like plugin failed: %q", tk.name, got)
+				}
+				if tk.env["IMAGE_ONLY"] != "from-the-image" {
+					t.Errorf("%s: the image's environment was not imported", tk.name)
+				}
+				attrs, _ := parseLoose(tk.env["OTEL_RESOURCE_ATTRIBUTES"])
+				for k, v := range tc.attrs {
+					if attrs[k] != v {
+						t.Errorf("%s: %s = %q, want %q (carrier %q)", tk.name, k, attrs[k], v, tk.env["OTEL_RESOURCE_ATTRIBUTES"])
+					}
+				}
+				if got := attrs["slurm.job.id"] == tk.env["SLURM_JOB_ID"]; got != tc.identity {
+					t.Errorf("%s: identity written %v, want %v (carrier %q)", tk.name, got, tc.identity, tk.env["OTEL_RESOURCE_ATTRIBUTES"])
+				}
+			}
+			if out, _, _ := clusterCmd(t, "c1", true, nil, "bash", "-c", "ls "+evilMarker+" 2>/dev/null; true"); strings.TrimSpace(out) != "" {
+				t.Errorf("the library behind the forged /proc ran: %s exists", evilMarker)
+			}
+		})
+	}
+}
+
+// helperFaults adds to the fault matrix the failures of the Go side itself,
+// from test/faultlib: each must cost the task its attributes and nothing
+// else, with one error line, and leave no process behind.
+func helperFaults(t *testing.T, m *matrix) {
+	cases := []struct{ fault, log string }{
+		{"panic", "before it answered: panic: faultlib"},
+		{"threads", "before it answered: runtime: program exceeds"},
+		{"oom", "runtime: out of memory"},
+		{"abort", "the helper process was killed by signal 6"},
+		{"segv", "SIGSEGV"},
+		{"exit", "the helper process exited with status 3"},
+		{"hang", "did not answer within 500 ms (timeout=)"},
+	}
+	for _, c := range cases {
+		name := "Go library: " + c.fault
+		t.Run(name, func(t *testing.T) {
+			// Go's out-of-memory path can take a second on a busy node;
+			// only the hang has to meet the timeout.
+			timeout := "2000"
+			if c.fault == "hang" {
+				timeout = "500"
+			}
+			setPlugstack(t, "lib="+faultLib+" timeout="+timeout)
+			defer restorePlugstack(t)
+			mark := logMark(t)
+			if !runFault(t, m, faultCase{name: name, setup: "export SPANK_OTEL_TEST_FAULT=" + c.fault, wantLog: c.log}) {
+				return
+			}
+			var errors []string
+			for _, l := range newLogLines(t, mark) {
+				if strings.Contains(l, "error: spank-otel:") {
+					errors = append(errors, l)
+				}
+			}
+			if len(errors) != 1 {
+				t.Errorf("want exactly one error line, got %d: %v", len(errors), errors)
+			}
+			for _, node := range strings.Fields(computeNodes) {
+				if out, _, _ := clusterCmd(t, node, true, nil, "bash", "-c", "pgrep -x spank-otel || true"); strings.TrimSpace(out) != "" {
+					t.Errorf("%s: helper processes left behind: %s", node, out)
+				}
+			}
+		})
+	}
+}
+
+func TestExternStepDoesNotOpenLibrary(t *testing.T) {
+	mark := logMark(t)
+	job := strings.TrimSpace(alice(t, `sbatch --parsable -N1 -w c1 -o /dev/null --wrap 'sleep 4'`))
+	// While the job runs, its extern step's slurmstepd must hold neither a
+	// descriptor nor a mapping of the library.
+	var seen string
+	for i := 0; i < 40 && seen == ""; i++ {
+		out, _, _ := clusterCmd(t, "c1", true, nil, "bash", "-c", fmt.Sprintf(
+			`p=$(pgrep -f 'slurmstepd: \[%s\.extern\]' | head -n1); [ -n "$p" ] || exit 0
+echo "pid=$p"; ls -l /proc/$p/fd | grep -c libspankotel; grep -c libspankotel /proc/$p/maps`, job))
+		seen = strings.TrimSpace(out)
+		if seen == "" {
+			alice(t, "sleep 0.1")
+		}
+	}
+	alice(t, fmt.Sprintf(`while squeue -h -j %s 2>/dev/null | grep -q .; do sleep 0.2; done`, job))
+	lines := strings.Split(seen, "\n")
+	if len(lines) != 3 || lines[1] != "0" || lines[2] != "0" {
+		t.Errorf("job %s's extern slurmstepd: want pid, 0 descriptors and 0 mappings of the library, got %q", job, seen)
+	}
+	var sawExtern bool
+	for _, l := range newLogLines(t, mark) {
+		if strings.Contains(l, "["+job+".extern]") && strings.Contains(l, "extern step: no tasks, library not opened") {
+			sawExtern = true
+		}
+	}
+	if !sawExtern {
+		t.Errorf("no log line of job %s's extern step skipping the library", job)
+	}
+}

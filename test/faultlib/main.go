@@ -1,0 +1,83 @@
+// Command faultlib is a test-only stand-in for libspankotel.so that fails
+// the way a Go c-shared library can: the cluster tests load it instead of
+// the real library and check that each failure costs the task nothing but
+// its attributes. It is never installed outside the test cluster.
+//
+// It exports the real ABI. The task environment's SPANK_OTEL_TEST_FAULT
+// chooses what spank_otel_task_env does:
+//
+//	panic    an unrecovered Go panic
+//	threads  a fatal error: no thread can start (debug.SetMaxThreads)
+//	oom      a fatal error: runtime: out of memory
+//	abort    abort() from C
+//	segv     a segmentation fault in C
+//	exit     os.Exit(3) in the middle of the call
+//	hang     never returns
+//
+// Anything else returns 1 with the value "fault.none=1".
+package main
+
+/*
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void fault_abort(void) { abort(); }
+static void fault_segv(void) { volatile int *p = NULL; *p = 1; }
+*/
+import "C"
+
+import (
+	"os"
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"unsafe"
+)
+
+//export spank_otel_abi
+func spank_otel_abi() C.int { return 1 }
+
+//export spank_otel_task_env
+func spank_otel_task_env(envp **C.char, exclude *C.char, maxEnvBytes C.long, value **C.char, log **C.char) C.int {
+	switch fault(envp) {
+	case "panic":
+		panic("faultlib: a panic nobody recovers")
+	case "threads":
+		debug.SetMaxThreads(runtime.NumGoroutine() + 1)
+		done := make(chan bool)
+		for i := 0; i < 8; i++ {
+			go func() {
+				runtime.LockOSThread()
+				<-done
+			}()
+		}
+		<-done
+	case "oom":
+		big := make([]byte, 1<<46)
+		big[len(big)-1] = 1
+	case "abort":
+		C.fault_abort()
+	case "segv":
+		C.fault_segv()
+	case "exit":
+		os.Exit(3)
+	case "hang":
+		select {}
+	}
+	*value = C.CString("fault.none=1")
+	*log = nil
+	return 1
+}
+
+// fault reads SPANK_OTEL_TEST_FAULT from the task environment.
+func fault(envp **C.char) string {
+	for p := envp; p != nil && *p != nil; p = (**C.char)(unsafe.Add(unsafe.Pointer(p), unsafe.Sizeof(*p))) {
+		if kv := C.GoString(*p); strings.HasPrefix(kv, "SPANK_OTEL_TEST_FAULT=") {
+			return strings.TrimPrefix(kv, "SPANK_OTEL_TEST_FAULT=")
+		}
+	}
+	return ""
+}
+
+func main() {}
