@@ -12,7 +12,8 @@ package uuidv5
 
 import (
 	"cmp"
-	"crypto/sha1"
+
+	"github.com/spank-otel/spank-otel/internal/sha1"
 )
 
 // UUID is a version 5 UUID.
@@ -25,7 +26,8 @@ func NamespaceURL() UUID {
 }
 
 // Sum returns the version 5 UUID of namespace||name, given already
-// concatenated in b. Using sha1.Sum keeps everything on the stack.
+// concatenated in b. The internal sha1 keeps everything on the stack and
+// the FIPS module out of the per-task library.
 func Sum(b []byte) UUID {
 	sum := sha1.Sum(b)
 	var u UUID
