@@ -7,7 +7,7 @@
 #     an empty Go c-shared library vs a plain C library (whose figure is the
 #     helper's own cost: fork + socket + reap), interleaved. Then the tail
 #     with many tasks starting at once, which sets the timeout= default.
-#  2. step launch in the cluster: srun -N2 -n8 true, plugin on vs off.
+#  2. step launch in the cluster: srun -O -N2 -n8 true, plugin on vs off.
 #  3. the Go benchmarks, with the OpenTelemetry SDK's decoder beside ours.
 #  4. what a per-task `eval "$(python3 -c ...)"` costs, for comparison.
 #
@@ -112,16 +112,16 @@ printf 'spank-otel      p50 %6d us\n' "$(timeit "$build/spank-otel" export)"
 printf 'plugin per task p50 %6d us  (from 1.; the helper loads while Slurm still sets the task up)\n' "$p50_ours"
 
 # --- 2. step launch in the cluster ------------------------------------------
-say "2. step launch: srun -N2 -n8 true, plugin on vs --otel-attrs=off, $pairs interleaved pairs, Slurm $slurm"
+say "2. step launch: srun -O -N2 -n8 true, plugin on vs --otel-attrs=off, $pairs interleaved pairs, Slurm $slurm"
 test/slurm-docker/cluster up --slurm "$slurm" >/dev/null
 # Inside one allocation, so that what is timed is the step launch and not
 # the scheduler finding resources for a new job each time.
-show "test/slurm-docker/cluster exec --slurm $slurm -- salloc -N2 -n8 bash -c 'srun -N2 -n8 true; srun --otel-attrs=off -N2 -n8 true' (timed, alternating)"
-test/slurm-docker/cluster exec --slurm "$slurm" -- salloc -Q -N2 -n8 bash -c '
-	srun -N2 -n8 true; srun --otel-attrs=off -N2 -n8 true   # warm up
+show "test/slurm-docker/cluster exec --slurm $slurm -- salloc -O -N2 -n8 bash -c 'srun -O -N2 -n8 true; srun --otel-attrs=off -O -N2 -n8 true' (timed, alternating)"
+test/slurm-docker/cluster exec --slurm "$slurm" -- salloc -Q -O -N2 -n8 bash -c '
+	srun -O -N2 -n8 true; srun --otel-attrs=off -O -N2 -n8 true   # warm up
 	for ((i = 0; i < '"$pairs"'; i++)); do
-		t0=$(date +%s%N); srun -N2 -n8 true; t1=$(date +%s%N)
-		srun --otel-attrs=off -N2 -n8 true; t2=$(date +%s%N)
+		t0=$(date +%s%N); srun -O -N2 -n8 true; t1=$(date +%s%N)
+		srun --otel-attrs=off -O -N2 -n8 true; t2=$(date +%s%N)
 		echo $(( t1 - t0 )) $(( t2 - t1 ))
 	done' > "$tmp/srun"
 [ -s "$tmp/srun" ] || { echo "bench: no step timings" >&2; exit 1; }
@@ -129,7 +129,7 @@ read -r on_med off_med step_ratio < <(awk '{ on[NR] = $1; off[NR] = $2; r[NR] = 
 	function med(a, n,   i, j, t) { for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
 		return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
 	END { printf "%d %d %.3f\n", med(on, NR) / 1e6, med(off, NR) / 1e6, med(r, NR) }' "$tmp/srun")
-printf 'median srun -N2 -n8 true: on %d ms, off %d ms; median of the %d pair ratios %s\n' "$on_med" "$off_med" "$pairs" "$step_ratio"
+printf 'median srun -O -N2 -n8 true: on %d ms, off %d ms; median of the %d pair ratios %s\n' "$on_med" "$off_med" "$pairs" "$step_ratio"
 
 echo
 echo "per-task p50 ratio vs empty Go library: $ratio_go"

@@ -30,7 +30,10 @@ import (
 	"github.com/spank-otel/spank-otel/libcarrier"
 )
 
-var slurmVersion = flag.String("slurm", "24.11", "Slurm version of the running cluster")
+var (
+	slurmVersion = flag.String("slurm", "24.11", "Slurm version of the running cluster")
+	profile      = flag.String("profile", "site", "profile of the running cluster: site or basic")
+)
 
 // userCarrier is what the submitting shell exports: the user's own
 // attributes, one with a percent-encoded comma, which must survive.
@@ -46,7 +49,7 @@ func repoRoot(t testing.TB) string {
 // the command's error.
 func clusterCmd(t testing.TB, node string, root bool, stdin io.Reader, argv ...string) (string, string, error) {
 	t.Helper()
-	args := []string{"exec", "--slurm", *slurmVersion}
+	args := []string{"exec", "--slurm", *slurmVersion, "--profile", *profile}
 	if node != "" {
 		args = append(args, "--node", node)
 	}

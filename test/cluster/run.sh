@@ -1,24 +1,34 @@
 #!/usr/bin/env bash
 # run.sh VERSION...: the cluster tests on each Slurm version in turn: bring
 # the cluster up (building what is missing), run the tests, take it down.
-# Ends with the fault matrix of every version. Exit status: non-zero when any
-# version failed; every version runs regardless.
+# Every test runs on the site profile (cgroups, CPU binding, memory
+# enforced); the jobs of every kind also run on the basic profile (no
+# cgroups), which admins without cgroups have. Ends with the fault matrix
+# of every version. Exit status: non-zero when any version failed; every
+# version runs regardless.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top"
 export PATH=/usr/local/go/bin:$PATH
 failed=()
 mkdir -p build && rm -f build/fault-matrix-*.txt
+# The tests the basic profile runs: jobs of each kind and the task's state.
+basic_tests='^(TestBatchJobTwoNodesWithSteps|TestSrunAlone|TestSallocWithSrun|TestArrayJob|TestTaskProcessUntouched|TestContainerPlugin)$'
 for v in "$@"; do
-	echo "=== cluster tests on Slurm $v ==="
-	if ! test/slurm-docker/cluster up --slurm "$v"; then
-		failed+=("$v (cluster up)")
-		continue
-	fi
-	go test -count=1 -timeout 30m -tags cluster ./test/cluster/ -slurm "$v" -v 2>&1 |
-		tee "build/cluster-test-$v.log" | grep -vE '^=== (RUN|PAUSE|CONT)'
-	rc=${PIPESTATUS[0]}
-	[ "$rc" -eq 0 ] || failed+=("$v")
+	for profile in site basic; do
+		echo "=== cluster tests on Slurm $v, $profile profile ==="
+		if ! test/slurm-docker/cluster up --slurm "$v" --profile "$profile"; then
+			failed+=("$v $profile (cluster up)")
+			continue
+		fi
+		run=()
+		[ "$profile" = site ] || run=(-run "$basic_tests")
+		go test -count=1 -timeout 30m -tags cluster ./test/cluster/ -slurm "$v" -profile "$profile" \
+			"${run[@]}" -v 2>&1 |
+			tee "build/cluster-test-$v-$profile.log" | grep -vE '^=== (RUN|PAUSE|CONT)'
+		rc=${PIPESTATUS[0]}
+		[ "$rc" -eq 0 ] || failed+=("$v $profile")
+	done
 	test/slurm-docker/cluster down --slurm "$v" >/dev/null 2>&1 || true
 done
 matrices=()

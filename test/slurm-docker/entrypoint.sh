@@ -4,7 +4,51 @@
 #   entrypoint slurmd      start munged, then slurmd in the foreground
 #   entrypoint CMD...      run CMD (for debugging an image)
 # No systemd: docker's init (tini) is PID 1 and reaps the slurmstepds.
+# SPANK_OTEL_PROFILE (basic or site) chooses the configuration.
 set -eu
+
+confdir=/etc/slurm/spank-otel
+profile=${SPANK_OTEL_PROFILE:-basic}
+
+# slurm.conf and cgroup.conf of the profile; every node assembles the same.
+configure() {
+	version=$(cat "$confdir/version")
+	[ -f "$confdir/profile-$profile.conf" ] || {
+		echo "entrypoint: unknown profile '$profile'" >&2
+		exit 1
+	}
+	cpus=$(nproc)
+	{
+		cat "$confdir/slurm.conf"
+		for f in "profile-$profile.conf" "slurm-$version.conf" "slurm-$profile-$version.conf"; do
+			[ ! -f "$confdir/$f" ] || { echo; cat "$confdir/$f"; }
+		done
+	} | sed "s/@CPUS@/$cpus/g" >/etc/slurm/slurm.conf
+	rm -f /etc/slurm/cgroup.conf
+	for f in "cgroup-$profile-$version.conf" "cgroup-$profile.conf"; do
+		if [ -f "$confdir/$f" ]; then
+			cp "$confdir/$f" /etc/slurm/cgroup.conf
+			break
+		fi
+	done
+}
+
+# The container's own part of the host's cgroup v1 hierarchies, writable:
+# in a cgroup namespace of its own (so /proc/self/cgroup and the mounts
+# agree), each controller is mounted again over Docker's read-only one.
+# Needs CAP_SYS_ADMIN.
+own_cgroups() {
+	for d in /sys/fs/cgroup/*; do
+		[ -d "$d" ] || continue
+		c=${d##*/}
+		case $c in
+		systemd) opts=none,name=systemd ;;
+		unified) continue ;;
+		*) opts=$c ;;
+		esac
+		umount "$d" && mount -t cgroup -o "$opts" "spank-$c" "$d"
+	done
+}
 
 start_munge() {
 	install -d -o munge -g munge -m 0755 /run/munge
@@ -23,14 +67,22 @@ start_munge() {
 
 case "${1:-}" in
 slurmctld)
+	configure
 	start_munge
 	install -d -o slurm -g slurm -m 0755 /var/lib/slurm/slurmctld /var/log/slurm
 	# -i: a recreated container starts from an empty state directory.
 	exec /usr/sbin/slurmctld -D -i
 	;;
 slurmd)
+	configure
 	start_munge
 	install -d -m 0755 /var/lib/slurm/slurmd /var/log/slurm
+	# The site profile's slurmd runs in a cgroup namespace of its own.
+	[ "$profile" != site ] || exec unshare --cgroup "$0" slurmd-cgroupns
+	exec /usr/sbin/slurmd -D
+	;;
+slurmd-cgroupns)
+	own_cgroups
 	exec /usr/sbin/slurmd -D
 	;;
 *)

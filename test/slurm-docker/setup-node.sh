@@ -13,18 +13,14 @@ plugindir=/usr/lib/x86_64-linux-gnu/slurm-wlm
 
 install -m 0755 "$src/entrypoint.sh" /usr/local/sbin/spank-otel-entrypoint
 
-# slurm.conf = the common part + the version's own lines.
-{
-	cat "$src/slurm.conf"
-	if [ -f "$src/slurm-$version.conf" ]; then
-		echo
-		cat "$src/slurm-$version.conf"
-	fi
-} >/etc/slurm/slurm.conf
-chmod 0644 /etc/slurm/slurm.conf
-if [ -f "$src/cgroup-$version.conf" ]; then
-	install -m 0644 "$src/cgroup-$version.conf" /etc/slurm/cgroup.conf
-fi
+# The configuration pieces; the entrypoint assembles slurm.conf and
+# cgroup.conf from them for the profile the cluster runs (basic or site).
+confdir=/etc/slurm/spank-otel
+install -d -m 0755 "$confdir"
+for f in "$src"/slurm.conf "$src"/profile-*.conf "$src"/slurm-*.conf "$src"/cgroup-*.conf; do
+	[ ! -f "$f" ] || install -m 0644 "$f" "$confdir/"
+done
+echo "$version" >"$confdir/version"
 
 # Slurm reads plugstack.conf.d only through this include line.
 mkdir -p /etc/slurm/plugstack.conf.d
