@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "headroom.h"
 #include "helper.h"
 #include "helper_main.h"
 #include "wire.h"
@@ -388,6 +389,8 @@ int so_helper_start(struct so_helper *h, const struct so_helper_config *cfg,
 
 	h->pid = -1;
 	h->sock = h->err = h->pidfd = -1;
+	if (!so_headroom_ok("/sys/fs/cgroup", "/proc/self/cgroup", lg))
+		return -1;
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
 		so_logf(lg, SO_LOG_ERROR, "cannot start the helper process: "
 			"socketpair: %s; %s left unchanged", strerror(errno),

@@ -84,8 +84,9 @@ enum {
 	SO_RC_UNSET = 2,
 };
 
-/* Forks the helper. Returns 0, or -1 with the reason logged (h->pid is
- * then -1 and nothing is left open). */
+/* Forks the helper, unless the task's cgroups have no room for it (see
+ * headroom.h). Returns 0, or -1 with the reason logged (h->pid is then -1
+ * and nothing is left open). */
 int so_helper_start(struct so_helper *h, const struct so_helper_config *cfg,
 		    const struct so_logger *lg);
 

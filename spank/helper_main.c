@@ -218,6 +218,20 @@ static void own_limits(void)
 	}
 }
 
+/* When memory runs short the kernel's OOM killer must take the helper, the
+ * one process of the job that costs nothing to lose. */
+static void expendable(void)
+{
+	int fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+
+	if (fd >= 0) {
+		if (write(fd, "1000", 4) != 4) {
+			/* The task child's score stays; nothing else to do. */
+		}
+		close(fd);
+	}
+}
+
 /* One CPU of the mask, chosen by the task index: the Go runtime sizes
  * GOMAXPROCS, and so its threads, from the mask it starts with. */
 static void one_cpu(int index, struct notes *n)
@@ -316,6 +330,7 @@ void so_helper_main(const struct so_helper_config *cfg, pid_t task, int sock,
 		_exit(127); /* no socket to answer on */
 	prctl(PR_SET_NAME, "spank-otel", 0, 0, 0);
 	own_limits();
+	expendable();
 	one_cpu(cfg->cpu_index, &n);
 	if (drop_creds(cfg, &n) != 0)
 		answer(SO_HELPER_FAILED, -1, NULL, &n, NULL);

@@ -32,10 +32,12 @@ done
 
 PASS=0
 FAIL=0
+SKIP=0
 OUT=
 RC=0
 
 pass() { PASS=$((PASS + 1)); echo "ok   - $1"; }
+skip() { SKIP=$((SKIP + 1)); echo "SKIP - $1: $2"; }
 fail() {
 	FAIL=$((FAIL + 1))
 	echo "FAIL - $1"
@@ -374,6 +376,35 @@ if [ -n "$REAL" ]; then
 		'msg debug spank-otel: go runtime: GOMAXPROCS=1 threads=[0-9]+ gc=off$' '^state=same$'
 fi
 
+# No room in the task's cgroups: the helper is not started, so the OOM
+# killer never has to choose a process of the job.
+incg() { # incg DIR CMD...: run CMD inside the cgroup DIR
+	local d=$1
+	shift
+	run sh -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' incg "$d" "$@"
+}
+if [ -f /sys/fs/cgroup/memory/memory.limit_in_bytes ] && [ -d /sys/fs/cgroup/pids ]; then
+	cg=/sys/fs/cgroup/memory/spank-otel-test.$$
+	mkdir "$cg"
+	echo $((8 << 20)) > "$cg/memory.limit_in_bytes"
+	incg "$cg" "$HARNESS" --lib "$F" --env-file "$ENVF"
+	check "memory cgroup with 8 MiB: the helper is not started" 3 '^status=helper-failed$' \
+		"msg error spank-otel: not starting the helper process: memory cgroup $cg has [0-9]+ KiB left of its 8192 KiB limit"
+	echo $((64 << 20)) > "$cg/memory.limit_in_bytes"
+	incg "$cg" "$HARNESS" --lib "$F" --env-file "$ENVF"
+	check "memory cgroup with 64 MiB: the helper runs" 0 '^status=called$'
+	rmdir "$cg"
+	cg=/sys/fs/cgroup/pids/spank-otel-test.$$
+	mkdir "$cg"
+	echo 6 > "$cg/pids.max"
+	incg "$cg" "$HARNESS" --lib "$F" --env-file "$ENVF"
+	check "pids cgroup with room for 6 tasks: the helper is not started" 3 '^status=helper-failed$' \
+		"msg error spank-otel: not starting the helper process: pids cgroup $cg runs [0-9]+ of its 6 tasks"
+	rmdir "$cg"
+else
+	skip "cgroup headroom" "no cgroup v1 memory and pids hierarchies at /sys/fs/cgroup on this host"
+fi
+
 # The plugin itself, in a stand-in for Slurm.
 if [ -n "$MOCK" ] && [ -n "$SHIM" ]; then
 	syms=$(nm -D --defined-only "$SHIM" | awk '{print $3}' | sort | tr '\n' ' ')
@@ -562,5 +593,5 @@ if [ -n "$MOCK" ] && [ -n "$SHIM" ]; then
 	fi
 fi
 
-echo "$PASS passed, $FAIL failed"
+echo "$PASS passed, $FAIL failed, $SKIP skipped"
 [ "$FAIL" = 0 ]
