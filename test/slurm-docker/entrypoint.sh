@@ -2,6 +2,9 @@
 # Container entrypoint of the spank-otel test cluster.
 #   entrypoint slurmctld   start munged, then slurmctld in the foreground
 #   entrypoint slurmd      start munged, then slurmd in the foreground
+#   entrypoint slurmd-configless
+#                          the same with no configuration of its own: slurmd
+#                          fetches it from slurmctld
 #   entrypoint CMD...      run CMD (for debugging an image)
 # No systemd: docker's init (tini) is PID 1 and reaps the slurmstepds.
 # SPANK_OTEL_PROFILE (basic or site) chooses the configuration.
@@ -83,7 +86,17 @@ slurmd)
 	;;
 slurmd-cgroupns)
 	own_cgroups
-	exec /usr/sbin/slurmd -D
+	exec /usr/sbin/slurmd -D ${SPANK_OTEL_SLURMD_ARGS:-}
+	;;
+slurmd-configless)
+	# What slurmctld sends replaces these; plugstack.conf.d stays, as an
+	# admin's files on the node would.
+	rm -f /etc/slurm/slurm.conf /etc/slurm/cgroup.conf /etc/slurm/plugstack.conf
+	start_munge
+	install -d -m 0755 /var/lib/slurm/slurmd /var/log/slurm
+	export SPANK_OTEL_SLURMD_ARGS="--conf-server slurmctld"
+	[ "$profile" != site ] || exec unshare --cgroup "$0" slurmd-cgroupns
+	exec /usr/sbin/slurmd -D $SPANK_OTEL_SLURMD_ARGS
 	;;
 *)
 	exec "$@"
