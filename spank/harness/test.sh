@@ -2,13 +2,14 @@
 # Tests of the spank-otel shim's helper process and of spank_otel.so itself.
 #
 #   test.sh --harness PATH --testdata DIR [--mock PATH --shim PATH]
-#           [--go PATH] [--real PATH]
+#           [--go PATH] [--real PATH] [--fault PATH]
 #
 # --harness   spank-otel-harness (make -C spank harness)
 # --testdata  directory with libfake.so, libfake-noabi.so, libfake-abi2.so
 # --mock      spank-otel-mockslurm; with --shim, the plugin is tested in it
 # --go        an empty Go c-shared library (make -C spank goempty)
 # --real      the real libspankotel.so
+# --fault     the test library that crashes on request (test/faultlib)
 #
 # The checks (missing, empty, truncated, foreign ELF, unsafe owner or mode,
 # the task's state, resource limits) run against every library given.
@@ -17,7 +18,7 @@
 
 set -u
 
-HARNESS= TESTDATA= MOCK= SHIM= GOLIB= REAL=
+HARNESS= TESTDATA= MOCK= SHIM= GOLIB= REAL= FAULT=
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--harness) HARNESS=$2; shift 2 ;;
@@ -26,6 +27,7 @@ while [ $# -gt 0 ]; do
 	--shim) SHIM=$2; shift 2 ;;
 	--go) GOLIB=$2; shift 2 ;;
 	--real) REAL=$2; shift 2 ;;
+	--fault) FAULT=$2; shift 2 ;;
 	*) echo "test.sh: unknown argument $1" >&2; exit 64 ;;
 	esac
 done
@@ -362,6 +364,22 @@ check "fake: --no-abi-check accepts it (empty-library baseline)" 0 '^status=call
 run "$HARNESS" --bench 2 --lib "$T/noabi.so"
 check "fake: --bench accepts a library without spank_otel_abi" 0 '^[0-9]+$'
 
+# A crash in C code called from Go: the helper dies, the task runs, and
+# the report names the C function (internal/cgotraceback) with its library.
+if [ -n "$FAULT" ]; then
+	mkdir -p "$T/fault"
+	cp "$FAULT" "$T/fault/lib.so"
+	chmod 644 "$T/fault/lib.so"
+	fenv SPANK_OTEL_TEST_FAULT=segv
+	run "$HARNESS" --lib "$T/fault/lib.so" --env-file "$T/fenv"
+	check "fault: a SIGSEGV in C: the report names the C function, library and offset" 8 \
+		'^status=helper-died$' '^state=same$' \
+		'msg error spank-otel: the helper process .* before it answered: SIGSEGV: segmentation violation;' \
+		'msg debug spank-otel: helper stderr: signal arrived during cgo execution$' \
+		'msg debug spank-otel: helper stderr: spank_otel_fault_segv\+0x[0-9a-f]+ \(/.*/fault/lib\.so\+0x[0-9a-f]+\)$' \
+		'msg debug spank-otel: helper stderr: main\._Cfunc_spank_otel_fault_segv\(\)$'
+fi
+
 if [ -n "$REAL" ]; then
 	run "$HARNESS" --lib "$T/real/lib.so" --env-file "$ENVF"
 	check "real: Slurm identity and job UUID in the value" 0 '^rc=1$' \
@@ -583,6 +601,14 @@ if [ -n "$MOCK" ] && [ -n "$SHIM" ]; then
 		check "shim + Go runtime: tasks keep SIGPIPE and one thread; Go only in the helpers" 0 \
 			'^sigpipe=ignored$' '!^sigpipe=(handler|default)' '^parent_mapped_lib=no$' \
 			'^task_mapped_lib=no$' '!^task_mapped_lib=yes' '!^task_threads=[^1]' '!task_killed'
+	fi
+	if [ -n "$FAULT" ]; then
+		M --context remote --arg lib="$T/fault/lib.so" --env SLURM_JOB_ID=77 \
+			--env SPANK_OTEL_TEST_FAULT=segv
+		check "shim + faulting library: the task runs; the log names the C function" 0 \
+			'^log error spank-otel: the helper process .* before it answered: SIGSEGV: segmentation violation;' \
+			'^log debug[0-9]* spank-otel: helper stderr: spank_otel_fault_segv\+0x[0-9a-f]+ \(/.*/fault/lib\.so\+0x[0-9a-f]+\)$' \
+			'!^env=OTEL_RESOURCE_ATTRIBUTES'
 	fi
 	if [ -n "$REAL" ]; then
 		M --context remote --arg lib="$T/real/lib.so" --env SLURM_JOB_ID=12345 \

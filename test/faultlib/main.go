@@ -10,7 +10,7 @@
 //	threads  a fatal error: no thread can start (debug.SetMaxThreads)
 //	oom      a fatal error: runtime: out of memory
 //	abort    abort() from C
-//	segv     a segmentation fault in C
+//	segv     a segmentation fault in C (in spank_otel_fault_segv)
 //	exit     os.Exit(3) in the middle of the call
 //	hang     never returns
 //
@@ -23,7 +23,7 @@ package main
 #include <string.h>
 
 static void fault_abort(void) { abort(); }
-static void fault_segv(void) { volatile int *p = NULL; *p = 1; }
+void spank_otel_fault_segv(void);
 */
 import "C"
 
@@ -33,7 +33,12 @@ import (
 	"runtime/debug"
 	"strings"
 	"unsafe"
+
+	"github.com/spank-otel/spank-otel/internal/cgotraceback"
 )
+
+// Like the real library: crash reports name the C frames.
+func init() { cgotraceback.Install() }
 
 //export spank_otel_abi
 func spank_otel_abi() C.int { return 1 }
@@ -59,7 +64,7 @@ func spank_otel_task_env(envp **C.char, exclude *C.char, maxEnvBytes C.long, val
 	case "abort":
 		C.fault_abort()
 	case "segv":
-		C.fault_segv()
+		C.spank_otel_fault_segv()
 	case "exit":
 		os.Exit(3)
 	case "hang":

@@ -1,0 +1,41 @@
+package cgotraceback_test
+
+import (
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"testing"
+)
+
+// TestCrashReportNamesCFrames builds a program that installs the
+// symbolizer and crashes on purpose, and reads its crash report.
+func TestCrashReportNamesCFrames(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a program")
+	}
+	bin := filepath.Join(t.TempDir(), "crasher")
+	gocmd := filepath.Join(runtime.GOROOT(), "bin", "go")
+	// -rdynamic: dladdr names only symbols in the dynamic symbol table,
+	// which an executable otherwise leaves out.
+	build := exec.Command(gocmd, "build", "-ldflags=-extldflags=-rdynamic", "-o", bin, "./testdata/crasher")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	out, err := exec.Command(bin).CombinedOutput()
+	if _, ok := err.(*exec.ExitError); !ok {
+		t.Fatalf("want a crash, got %v\n%s", err, out)
+	}
+	// The C function that faulted at its exact PC, its C caller, then
+	// Go's frames.
+	const frame = ` \(\S*crasher\+0x[0-9a-f]+\)\n\tpc=0x[0-9a-f]+\n`
+	for _, re := range []string{
+		`(?m)^signal arrived during cgo execution$`,
+		`\ncgotb_test_segv\+0x[0-9a-f]+` + frame + `cgotb_test_outer\+0x[0-9a-f]+` + frame,
+		`(?s)cgotb_test_outer.*\nmain\._Cfunc_cgotb_test_outer\(\)`,
+	} {
+		if !regexp.MustCompile(re).Match(out) {
+			t.Errorf("report lacks /%s/:\n%s", re, out)
+		}
+	}
+}
