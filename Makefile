@@ -1,11 +1,14 @@
 # spank-otel build, test and demo.
 #
 #   make demo        bring the Slurm cluster up and show the attributes of a real job
-#   make test        everything: Go and C unit tests, packages, the cluster on every Slurm version
+#   make unit        the Go vet and tests: no root, no apt
+#   make ctest       the C shim in its harness and a mock Slurm (root; Slurm's
+#                    headers are downloaded from Debian, nothing is installed)
+#   make test        everything: unit, ctest, packages, the cluster on every Slurm version
 #   make bench       speed figures
 #
-# Run as root on Debian: missing tools are installed with apt and dockerd is
-# started when none runs.
+# test, demo and bench run as root on Debian: missing tools are installed
+# with apt and dockerd is started when none runs.
 
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
@@ -24,9 +27,9 @@ GO_SOURCES := $(shell find . -name '*.go' -not -path './build/*' -not -path './t
 C_SOURCES  := $(wildcard spank/*.c spank/*.h spank/*.map spank/Makefile)
 
 # Host packages the targets need. Installed only when missing.
-HOST_PACKAGES := gcc make git rpm debootstrap docker.io docker-compose dpkg-dev python3 binutils lintian libslurm-dev
+HOST_PACKAGES := gcc make git rpm debootstrap docker.io docker-compose dpkg-dev python3 binutils lintian
 
-.PHONY: all lib cli shim headers testlibs deb rpm deps dockerd unit fuzz-seeds package-test \
+.PHONY: all lib cli shim headers testlibs deb rpm deps dockerd unit ctest package-test \
         cluster-test test demo bench clean
 
 all: lib cli
@@ -41,9 +44,7 @@ deps:
 	fi
 
 dockerd: deps
-	@docker info >/dev/null 2>&1 || { echo "starting dockerd"; \
-	  (setsid dockerd >/var/log/spank-otel-dockerd.log 2>&1 &); \
-	  for i in $$(seq 60); do docker info >/dev/null 2>&1 && break; sleep 1; done; docker info >/dev/null; }
+	@. packaging/lib/common.sh && ensure_dockerd
 
 lib: $(BUILD)/libspankotel.so
 cli: $(BUILD)/spank-otel
@@ -96,10 +97,15 @@ deb: lib cli shim
 rpm: deps
 	packaging/rpm/build.sh --slurm $(SLURM) --version $(VERSION)
 
-unit: deps lib cli
+unit:
 	$(GO) vet ./...
 	$(GO) test -count=1 ./...
-	$(MAKE) -C spank test SLURM_INCLUDE=/usr/include REAL=$(abspath $(BUILD)/libspankotel.so)
+
+# The harness changes file owners and runs children as another user: root.
+# It compiles against the headers `make headers` downloads, as the shim does.
+ctest: lib headers
+	$(MAKE) -C spank test SLURM_INCLUDE=$(abspath $(BUILD)/slurm-headers/$(SLURM)/usr/include) \
+	  REAL=$(abspath $(BUILD)/libspankotel.so)
 
 package-test: deps
 	$(MAKE) deb SLURM=$(SLURM)
@@ -111,7 +117,7 @@ cluster-test: dockerd cli
 	@mkdir -p $(BUILD)
 	test/cluster/run.sh $(SLURMS)
 
-test: unit package-test cluster-test
+test: deps unit ctest package-test cluster-test
 
 demo: dockerd
 	test/slurm-docker/cluster up --slurm $(SLURM)

@@ -1,8 +1,9 @@
-# Shell helpers shared by the packaging scripts. Sourced, never run.
+# Shell helpers shared by the packaging scripts, the Makefile and the test
+# cluster (test/slurm-docker/cluster). Sourced, never run.
 #
-# Nothing here changes the host: Debian's archive is read through a private apt
-# configuration whose lists, cache and dpkg status live in a directory the
-# caller owns.
+# Nothing here changes the host, except ensure_dockerd: Debian's archive is
+# read through a private apt configuration whose lists, cache and dpkg status
+# live in a directory the caller owns.
 
 # die prints a message to stderr and ends the script.
 die() {
@@ -49,10 +50,12 @@ slurm_next_minor() {
 # It reads deb822 *.sources files and one-line *.list files, and picks the
 # first enabled "deb" entry whose suite is a Debian release name (so the
 # security archive and third-party repositories are passed over).
-# SPANK_OTEL_DEBIAN_MIRROR overrides it.
+# SPANK_OTEL_DEBIAN_MIRROR overrides it (SPANK_OTEL_MIRROR, the test
+# cluster's older name, too).
 debian_mirror() {
-	if [ -n "${SPANK_OTEL_DEBIAN_MIRROR:-}" ]; then
-		echo "${SPANK_OTEL_DEBIAN_MIRROR%/}"
+	local override=${SPANK_OTEL_DEBIAN_MIRROR:-${SPANK_OTEL_MIRROR:-}}
+	if [ -n "$override" ]; then
+		echo "${override%/}"
 		return
 	fi
 	local etc=${SPANK_OTEL_APT_ETC:-/etc/apt} files=() f uri
@@ -113,6 +116,24 @@ debian_mirror() {
 	' "${files[@]}")
 	[ -n "$uri" ] || die "no Debian archive found in the apt sources under $etc (set SPANK_OTEL_DEBIAN_MIRROR)"
 	echo "${uri%/}"
+}
+
+# ensure_dockerd starts dockerd when no docker daemon answers (root only) and
+# waits for it, up to 60 s. Its log is SPANK_OTEL_DOCKERD_LOG
+# (/var/log/spank-otel-dockerd.log).
+ensure_dockerd() {
+	local log=${SPANK_OTEL_DOCKERD_LOG:-/var/log/spank-otel-dockerd.log} i
+	docker info >/dev/null 2>&1 && return 0
+	[ "$(id -u)" = 0 ] || die "docker is not running and only root can start dockerd"
+	command -v dockerd >/dev/null 2>&1 || die "dockerd is not installed (apt-get install docker.io)"
+	note "starting dockerd (log: $log)"
+	setsid dockerd >>"$log" 2>&1 </dev/null &
+	for i in $(seq 120); do
+		docker info >/dev/null 2>&1 && return 0
+		sleep 0.5
+	done
+	tail -n 20 "$log" >&2 || :
+	die "dockerd did not start within 60 s (log: $log)"
 }
 
 # debapt_init <suite> <dir> prepares a private apt configuration in <dir> for
