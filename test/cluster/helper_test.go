@@ -245,13 +245,18 @@ func helperFaults(t *testing.T, m *matrix) {
 				return
 			}
 			var errors []string
+			named := false // the crash report names the C function
 			for _, l := range newLogLines(t, mark) {
 				if strings.Contains(l, "error: spank-otel:") {
 					errors = append(errors, l)
 				}
+				named = named || strings.Contains(l, "helper stderr: spank_otel_fault_segv+0x")
 			}
 			if len(errors) != 1 {
 				t.Errorf("want exactly one error line, got %d: %v", len(errors), errors)
+			}
+			if c.fault == "segv" && !named {
+				t.Errorf("no log line names the C function that faulted (spank_otel_fault_segv+0x...)")
 			}
 			for _, node := range strings.Fields(computeNodes) {
 				if out, _, _ := clusterCmd(t, node, true, nil, "bash", "-c", "pgrep -x spank-otel || true"); strings.TrimSpace(out) != "" {
