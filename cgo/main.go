@@ -10,13 +10,11 @@ package main
 
 /*
 #include <stdlib.h>
-#include <string.h>
 */
 import "C"
 
 import (
-	"fmt"
-	"runtime/debug"
+	"strconv"
 	"strings"
 	"unsafe"
 
@@ -39,7 +37,8 @@ func spank_otel_abi() C.int { return abiVersion }
 
 // spank_otel_task_env computes the task's OTEL_RESOURCE_ATTRIBUTES from envp,
 // the task's own environment (not the process environment, which is
-// slurmstepd's). See spank/otel_abi.h for the contract.
+// slurmstepd's). The shim's side of the contract is task_env_fn in
+// spank/helper_main.c, and the return codes in spank/helper.h.
 //
 //export spank_otel_task_env
 func spank_otel_task_env(envp **C.char, exclude *C.char, maxEnvBytes C.long, value **C.char, log **C.char) (rc C.int) {
@@ -51,8 +50,8 @@ func spank_otel_task_env(envp **C.char, exclude *C.char, maxEnvBytes C.long, val
 		// A panic must cost the task its attributes, never the task.
 		if r := recover(); r != nil {
 			*value = nil
-			*log = C.CString(fmt.Sprintf("E internal error, attributes not written: %v\nD %s\n",
-				r, strings.ReplaceAll(string(debug.Stack()), "\n", " | ")))
+			*log = C.CString("E internal error, attributes not written: " + panicText(r) +
+				"\nD " + strings.ReplaceAll(string(stack()), "\n", " | ") + "\n")
 			rc = resultInternal
 		}
 	}()
@@ -73,9 +72,16 @@ func spank_otel_task_env(envp **C.char, exclude *C.char, maxEnvBytes C.long, val
 
 // borrow views a C string as a Go string without copying. The C memory
 // outlives the call, and nothing keeps a reference after it returns: the
-// results are copied out with C.CString.
+// results are copied out with C.CString. The length is counted here, not by
+// C strlen: a task has dozens of variables, and each call into C costs more
+// than the short scan.
 func borrow(p *C.char) string {
-	return unsafe.String((*byte)(unsafe.Pointer(p)), int(C.strlen(p)))
+	start := unsafe.Pointer(p)
+	n := 0
+	for *(*byte)(unsafe.Add(start, n)) != 0 {
+		n++
+	}
+	return unsafe.String((*byte)(start), n)
 }
 
 // cStrings views a NULL-terminated C array of strings as a Go slice.
@@ -120,7 +126,7 @@ func logLines(res taskenv.Result) string {
 		// A hostile carrier can yield thousands of warnings; the log
 		// needs the first few and a count.
 		if i == maxWarningLines {
-			fmt.Fprintf(&b, "V %d more warnings not shown\n", len(res.Warnings)-i)
+			b.WriteString("V " + strconv.Itoa(len(res.Warnings)-i) + " more warnings not shown\n")
 			break
 		}
 		b.WriteString("V ")

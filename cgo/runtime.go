@@ -2,10 +2,10 @@ package main
 
 import (
 	"runtime"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"syscall"
+	_ "unsafe" // for go:linkname
 )
 
 // The library lives for one call in a helper process that exits right
@@ -13,8 +13,16 @@ import (
 // off with GOGC, because a c-shared runtime reads its settings from the
 // process's original environment block, not from the one the shim edits.
 func init() {
-	debug.SetGCPercent(-1)
+	setGCPercent(-1)
 }
+
+// setGCPercent is runtime/debug.SetGCPercent without runtime/debug, which
+// imports fmt and os and so would initialise them, and reflect, in every
+// task. The runtime provides it under this name (it pushes the symbol with
+// go:linkname), so the linker accepts the reference.
+//
+//go:linkname setGCPercent runtime/debug.setGCPercent
+func setGCPercent(percent int32) int32
 
 // runtimeLine describes the Go runtime of the helper for the debug log, so
 // an admin can see what the shim arranged: GOMAXPROCS follows the one CPU
@@ -22,10 +30,10 @@ func init() {
 // costs in RLIMIT_NPROC and pids.max.
 func runtimeLine() string {
 	gc := "on"
-	if percent := debug.SetGCPercent(-1); percent < 0 {
+	if percent := setGCPercent(-1); percent < 0 {
 		gc = "off"
 	} else {
-		debug.SetGCPercent(percent)
+		setGCPercent(percent)
 	}
 	return "D go runtime: GOMAXPROCS=" + strconv.Itoa(runtime.GOMAXPROCS(0)) +
 		" threads=" + strconv.Itoa(threadCount()) + " gc=" + gc + "\n"
@@ -57,4 +65,38 @@ func threadCount() int {
 		return v
 	}
 	return -1
+}
+
+// stack is runtime/debug.Stack: the calling goroutine's stack trace.
+func stack() []byte {
+	buf := make([]byte, 4096)
+	for {
+		n := runtime.Stack(buf, false)
+		if n < len(buf) {
+			return buf[:n]
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+}
+
+// panicText is what fmt's %v writes for the panic values Go code raises:
+// runtime errors and other errors, strings, Stringers and integers.
+func panicText(r any) string {
+	switch r := r.(type) {
+	case error:
+		return r.Error()
+	case string:
+		return r
+	case interface{ String() string }:
+		return r.String()
+	case int:
+		return strconv.Itoa(r)
+	case int64:
+		return strconv.FormatInt(r, 10)
+	case uint64:
+		return strconv.FormatUint(r, 10)
+	case bool:
+		return strconv.FormatBool(r)
+	}
+	return "panic value of an unexpected type"
 }
