@@ -9,8 +9,8 @@
 package taskenv
 
 import (
-	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/spank-otel/spank-otel/detect"
@@ -107,8 +107,8 @@ func Compute(env []string, opts Options) Result {
 	var ibuf [inheritedBuf]libcarrier.KeyValue
 	inherited, parseWarnings := libcarrier.AppendParse(ibuf[:0], inheritedText)
 	if len(parseWarnings) > 0 {
-		return Result{Warnings: parseWarnings, Reason: fmt.Sprintf(
-			"%s is malformed (%s); left as it was", libcarrier.EnvVar, parseWarnings[0])}
+		return Result{Warnings: parseWarnings, Reason: libcarrier.EnvVar +
+			" is malformed (" + parseWarnings[0].String() + "); left as it was"}
 	}
 
 	var sbuf [slurmBuf]libcarrier.KeyValue
@@ -129,9 +129,9 @@ func Compute(env []string, opts Options) Result {
 	// whether the format had to drop something (a key or value it cannot
 	// encode). Dropping a user's attribute is worse than writing none.
 	if entries(value) != len(carrier) {
-		return Result{Warnings: warnings, Reason: fmt.Sprintf(
-			"%s holds an entry that cannot be written back without loss (%s); left as it was",
-			libcarrier.EnvVar, firstWarning(formatWarnings))}
+		return Result{Warnings: warnings, Reason: libcarrier.EnvVar +
+			" holds an entry that cannot be written back without loss (" +
+			firstWarning(formatWarnings) + "); left as it was"}
 	}
 	if reason := tooLarge(env, inheritedText, inheritedSet, value, opts.MaxEnvBytes); reason != "" {
 		return Result{Warnings: warnings, Reason: reason}
@@ -229,8 +229,8 @@ func firstWarning(ws []libcarrier.Warning) string {
 func tooLarge(env []string, oldValue string, oldSet bool, value string, maxEnvBytes int) string {
 	entry := len(libcarrier.EnvVar) + 1 + len(value) + 1
 	if entry > MaxArgStrlen {
-		return fmt.Sprintf("%s would be %d bytes, over the kernel's %d-byte limit for one variable; left as it was",
-			libcarrier.EnvVar, entry, MaxArgStrlen)
+		return libcarrier.EnvVar + " would be " + strconv.Itoa(entry) + " bytes, over the kernel's " +
+			strconv.Itoa(MaxArgStrlen) + "-byte limit for one variable; left as it was"
 	}
 	if maxEnvBytes <= 0 {
 		return ""
@@ -245,8 +245,8 @@ func tooLarge(env []string, oldValue string, oldSet bool, value string, maxEnvBy
 	}
 	total += entry + pointer
 	if total > maxEnvBytes {
-		return fmt.Sprintf("the task environment would be %d bytes, over the %d-byte execve budget; %s left as it was",
-			total, maxEnvBytes, libcarrier.EnvVar)
+		return "the task environment would be " + strconv.Itoa(total) + " bytes, over the " +
+			strconv.Itoa(maxEnvBytes) + "-byte execve budget; " + libcarrier.EnvVar + " left as it was"
 	}
 	return ""
 }
