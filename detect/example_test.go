@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/spank-otel/spank-otel/detect"
+	"github.com/spank-otel/spank-otel/internal/carrier"
 	"github.com/spank-otel/spank-otel/libcarrier"
 )
 
@@ -121,9 +122,9 @@ func ExampleAppendSlurmStrings() {
 		"OTEL_RESOURCE_ATTRIBUTES=slurm.job.name=pretrain,team=ml",
 	})
 	text, _ := env.Lookup(libcarrier.EnvVar)
-	var buf [16]libcarrier.KeyValue
-	inherited, _ := libcarrier.AppendParse(buf[:0], text)
-	var out [23]libcarrier.KeyValue
+	var buf [16]carrier.KeyValue
+	inherited, _ := carrier.AppendParse(buf[:0], text)
+	var out [23]carrier.KeyValue
 	attrs, _ := detect.AppendSlurmStrings(out[:0], &env, inherited)
 	for _, kv := range attrs {
 		fmt.Printf("%s=%s\n", kv.Key, kv.Value)

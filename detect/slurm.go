@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/spank-otel/spank-otel/internal/carrier"
 	"github.com/spank-otel/spank-otel/internal/uuidv5"
 	"github.com/spank-otel/spank-otel/libcarrier"
 )
@@ -226,8 +227,8 @@ func SlurmStrings(env Env) (map[string]string, []libcarrier.Warning) {
 	var v slurmValues
 	var warns []libcarrier.Warning
 	if text := se.value(varCarrier); text != "" {
-		var buf [32]libcarrier.KeyValue
-		inherited, _ := libcarrier.AppendParse(buf[:0], text)
+		var buf [32]carrier.KeyValue
+		inherited, _ := carrier.AppendParse(buf[:0], text)
 		for _, kv := range inherited {
 			warns = v.inherit(kv.Key, kv.Value, warns)
 		}
@@ -255,14 +256,14 @@ func SlurmStringsInherited(env Env, inherited map[string]string) (map[string]str
 // Env), the inherited carrier and the result are slices. It appends the
 // result to dst sorted by key, and returns the extended slice and the
 // warnings. inherited holds the entries of env's OTEL_RESOURCE_ATTRIBUTES,
-// as [libcarrier.AppendParse] returns them; when a key occurs more than
+// as [carrier.AppendParse] returns them; when a key occurs more than
 // once, its last entry counts, as in a map built in order. env and
 // inherited are only read.
 //
 // With a dst of enough capacity (23 entries), only a derived
 // nv.dl.job.uuid or slurm.job.id of an array element, and the warnings,
 // allocate.
-func AppendSlurmStrings(dst []libcarrier.KeyValue, env *SlurmEnv, inherited []libcarrier.KeyValue) ([]libcarrier.KeyValue, []libcarrier.Warning) {
+func AppendSlurmStrings(dst []carrier.KeyValue, env *SlurmEnv, inherited []carrier.KeyValue) ([]carrier.KeyValue, []libcarrier.Warning) {
 	var v slurmValues
 	var warns []libcarrier.Warning
 	var seen uint32 // bit i: the last entry of allowlisted key i was read
@@ -276,7 +277,7 @@ func AppendSlurmStrings(dst []libcarrier.KeyValue, env *SlurmEnv, inherited []li
 	warns = detectSlurm(env, &v, warns)
 	for i, value := range v.value {
 		if v.has(i) {
-			dst = append(dst, libcarrier.KeyValue{Key: slurmKeys[i], Value: value})
+			dst = append(dst, carrier.KeyValue{Key: slurmKeys[i], Value: value})
 		}
 	}
 	return dst, warns

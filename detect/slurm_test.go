@@ -95,8 +95,8 @@ var fullWant = with(baseWant,
 	"slurm.array.sluid", "asluid-lens",
 )
 
-// carrier is the environment variable name, to keep the table short.
-const carrier = libcarrier.EnvVar
+// carrierVar is the environment variable name, to keep the table short.
+const carrierVar = libcarrier.EnvVar
 
 func TestSlurmStrings(t *testing.T) {
 	tests := []struct {
@@ -111,7 +111,7 @@ func TestSlurmStrings(t *testing.T) {
 		{"empty job id", EnvMap{"SLURM_JOB_ID": "", "SLURM_CLUSTER_NAME": "c", "SLURM_ARRAY_JOB_ID": "5"}, map[string]string{}, nil},
 		{"plain job", baseEnv, baseWant, nil},
 		{"every variable", fullEnv, fullWant, nil},
-		{"empty carrier", with(baseEnv, carrier, ""), baseWant, nil},
+		{"empty carrier", with(baseEnv, carrierVar, ""), baseWant, nil},
 
 		// Locally derived values.
 		{"empty values are skipped",
@@ -168,42 +168,42 @@ func TestSlurmStrings(t *testing.T) {
 		{"values are not trimmed", with(baseEnv, "SLURM_JOB_NAME", " a b "), with(baseWant, "slurm.job.name", " a b "), nil},
 
 		// Inherited values.
-		{"inherited value wins", with(fullEnv, carrier, "slurm.job.name=inh,slurm.head_node.name=c9"),
+		{"inherited value wins", with(fullEnv, carrierVar, "slurm.job.name=inh,slurm.head_node.name=c9"),
 			with(fullWant, "slurm.job.name", "inh", "slurm.head_node.name", "c9"), nil},
-		{"inherited head node is kept in a step", with(fullEnv, "SLURM_STEP_ID", "0", carrier, "slurm.head_node.name=c9"),
+		{"inherited head node is kept in a step", with(fullEnv, "SLURM_STEP_ID", "0", carrierVar, "slurm.head_node.name=c9"),
 			with(fullWant, "slurm.head_node.name", "c9"), nil},
-		{"inherited value is decoded", with(baseEnv, carrier, "slurm.job.name=a%2Cb%20c"), with(baseWant, "slurm.job.name", "a,b c"), nil},
-		{"empty inherited value is ignored", with(fullEnv, carrier, "slurm.job.name=,slurm.nnodes="), fullWant, nil},
-		{"invalid inherited integer is discarded for the local value", with(fullEnv, carrier, "slurm.nnodes=two,slurm.restart_count=1.5"),
+		{"inherited value is decoded", with(baseEnv, carrierVar, "slurm.job.name=a%2Cb%20c"), with(baseWant, "slurm.job.name", "a,b c"), nil},
+		{"empty inherited value is ignored", with(fullEnv, carrierVar, "slurm.job.name=,slurm.nnodes="), fullWant, nil},
+		{"invalid inherited integer is discarded for the local value", with(fullEnv, carrierVar, "slurm.nnodes=two,slurm.restart_count=1.5"),
 			fullWant, []string{"slurm.nnodes", "slurm.restart_count"}},
-		{"invalid inherited integer without a local value", with(baseEnv, carrier, "slurm.ntasks=x"),
+		{"invalid inherited integer without a local value", with(baseEnv, carrierVar, "slurm.ntasks=x"),
 			baseWant, []string{"slurm.ntasks"}},
-		{"inherited integer is canonical", with(baseEnv, carrier, "slurm.ntasks=+08,slurm.array.count=%2B3"),
+		{"inherited integer is canonical", with(baseEnv, carrierVar, "slurm.ntasks=+08,slurm.array.count=%2B3"),
 			with(baseWant, "slurm.ntasks", "8", "slurm.array.count", "3"), nil},
-		{"inherited valid integer hides an invalid local one", with(baseEnv, "SLURM_NTASKS", "x", carrier, "slurm.ntasks=4"),
+		{"inherited valid integer hides an invalid local one", with(baseEnv, "SLURM_NTASKS", "x", carrierVar, "slurm.ntasks=4"),
 			with(baseWant, "slurm.ntasks", "4"), nil},
-		{"other inherited values are not typed", with(baseEnv, carrier, "slurm.job.id=007,slurm.array.task_id=+1"),
+		{"other inherited values are not typed", with(baseEnv, carrierVar, "slurm.job.id=007,slurm.array.task_id=+1"),
 			with(baseWant, "slurm.job.id", "007", "slurm.array.task_id", "+1"), nil},
-		{"inherited job uuid wins", with(baseEnv, carrier, "nv.dl.job.uuid=U"), with(baseWant, "nv.dl.job.uuid", "U"), nil},
-		{"inherited run uuid", with(baseEnv, carrier, "nv.dl.run.uuid=R"), with(baseWant, "nv.dl.run.uuid", "R"), nil},
+		{"inherited job uuid wins", with(baseEnv, carrierVar, "nv.dl.job.uuid=U"), with(baseWant, "nv.dl.job.uuid", "U"), nil},
+		{"inherited run uuid", with(baseEnv, carrierVar, "nv.dl.run.uuid=R"), with(baseWant, "nv.dl.run.uuid", "R"), nil},
 		{"inherited values do not change the derivation",
-			with(baseEnv, carrier, "slurm.cluster.name=other,slurm.array.job_id=999,slurm.job.id.raw=999"),
+			with(baseEnv, carrierVar, "slurm.cluster.name=other,slurm.array.job_id=999,slurm.job.id.raw=999"),
 			with(baseWant, "slurm.cluster.name", "other", "slurm.array.job_id", "999", "slurm.job.id.raw", "999"), nil},
 		{"keys outside the allowlist are not read",
-			with(baseEnv, carrier, "service.name=x,slurm.nodelist=c[1-2],slurm.cluster=old,slurm.torchelastic.restart_count=2,slurm.job=x,nv.dl.rank=0"),
+			with(baseEnv, carrierVar, "service.name=x,slurm.nodelist=c[1-2],slurm.cluster=old,slurm.torchelastic.restart_count=2,slurm.job=x,nv.dl.rank=0"),
 			baseWant, nil},
-		{"malformed carrier entries are skipped silently", with(baseEnv, carrier, "garbage,=x,slurm.job.name=n,,"),
+		{"malformed carrierVar entries are skipped silently", with(baseEnv, carrierVar, "garbage,=x,slurm.job.name=n,,"),
 			with(baseWant, "slurm.job.name", "n"), nil},
 
 		// Activation by inheritance alone.
-		{"inherited key activates without a job", EnvMap{"SLURM_CLUSTER_NAME": "c", "SLURMD_NODENAME": "c1", carrier: "slurm.job.id=9,nv.dl.run.uuid=R,service.name=s"},
+		{"inherited key activates without a job", EnvMap{"SLURM_CLUSTER_NAME": "c", "SLURMD_NODENAME": "c1", carrierVar: "slurm.job.id=9,nv.dl.run.uuid=R,service.name=s"},
 			map[string]string{"slurm.job.id": "9", "nv.dl.run.uuid": "R"}, nil},
-		{"inherited key with an empty job id", EnvMap{"SLURM_JOB_ID": "", carrier: "slurm.nnodes=2"},
+		{"inherited key with an empty job id", EnvMap{"SLURM_JOB_ID": "", carrierVar: "slurm.nnodes=2"},
 			map[string]string{"slurm.nnodes": "2"}, nil},
-		{"other inherited keys do not activate", EnvMap{carrier: "service.name=x,slurm.nodelist=c1,slurm.cluster=c"},
+		{"other inherited keys do not activate", EnvMap{carrierVar: "service.name=x,slurm.nodelist=c1,slurm.cluster=c"},
 			map[string]string{}, nil},
-		{"empty inherited values do not activate", EnvMap{carrier: "slurm.job.id=,nv.dl.job.uuid="}, map[string]string{}, nil},
-		{"invalid inherited integers do not activate", EnvMap{carrier: "slurm.nnodes=x"}, map[string]string{}, []string{"slurm.nnodes"}},
+		{"empty inherited values do not activate", EnvMap{carrierVar: "slurm.job.id=,nv.dl.job.uuid="}, map[string]string{}, nil},
+		{"invalid inherited integers do not activate", EnvMap{carrierVar: "slurm.nnodes=x"}, map[string]string{}, []string{"slurm.nnodes"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -227,7 +227,7 @@ func TestSlurmStrings(t *testing.T) {
 }
 
 func TestSlurmStringsWarningText(t *testing.T) {
-	_, warns := SlurmStrings(with(baseEnv, "SLURM_NNODES", "two", carrier, "slurm.ntasks=x"+strings.Repeat("y", 100)))
+	_, warns := SlurmStrings(with(baseEnv, "SLURM_NNODES", "two", carrierVar, "slurm.ntasks=x"+strings.Repeat("y", 100)))
 	want := []string{
 		`key "slurm.nnodes": SLURM_NNODES="two" is not an integer: omitted`,
 		`key "slurm.ntasks": inherited value "x` + strings.Repeat("y", 63) + `"... is not an integer: discarded`,
@@ -241,7 +241,7 @@ func TestSlurmStringsWarningText(t *testing.T) {
 	}
 }
 
-// The srun task of the shared test data, with and without the carrier its
+// The srun task of the shared test data, with and without the carrierVar its
 // batch step passed on.
 func TestSlurmStringsTaskEnv(t *testing.T) {
 	want := map[string]string{
@@ -270,7 +270,7 @@ func TestSlurmStringsTaskEnv(t *testing.T) {
 	// The batch step's head node comes in through the carrier.
 	got, warns = SlurmStrings(EnvList(taskEnvWithCarrier(t)))
 	if want := with(want, "slurm.head_node.name", "c1"); !maps.Equal(got, want) || warns != nil {
-		t.Errorf("with carrier: SlurmStrings =\n%v %v\nwant\n%v", sorted(got), warns, sorted(want))
+		t.Errorf("with carrierVar: SlurmStrings =\n%v %v\nwant\n%v", sorted(got), warns, sorted(want))
 	}
 	parsed, _ := libcarrier.Parse(carrier25(t))
 	if len(parsed) != 25 {
@@ -279,7 +279,7 @@ func TestSlurmStringsTaskEnv(t *testing.T) {
 }
 
 func TestSlurm(t *testing.T) {
-	got, warns := Slurm(with(fullEnv, carrier, "slurm.ntasks=%2B016,slurm.job.id=007,nv.dl.run.uuid=R,slurm.restart_count=x"))
+	got, warns := Slurm(with(fullEnv, carrierVar, "slurm.ntasks=%2B016,slurm.job.id=007,nv.dl.run.uuid=R,slurm.restart_count=x"))
 	want := Attributes{
 		"slurm.job.id":                "007",
 		"slurm.job.id.raw":            "100",

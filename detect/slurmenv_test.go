@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spank-otel/spank-otel/internal/carrier"
 	"github.com/spank-otel/spank-otel/libcarrier"
 	"github.com/spank-otel/spank-otel/uuidderive"
 )
@@ -157,9 +158,9 @@ func slurmEnvVariants(tb testing.TB) []EnvMap {
 		{"SLURM_ARRAY_JOB_ID": "100", "SLURM_ARRAY_TASK_ID": "2", "TORCHELASTIC_RESTART_COUNT": "1"},
 		// Invalid integers, locally and inherited.
 		with(fullEnv, "SLURM_NTASKS", "x", "SLURM_RESTART_COUNT", "y", "SLURM_ARRAY_TASK_COUNT", "z", "SLURM_JOB_NUM_NODES", "w"),
-		with(baseEnv, carrier, "slurm.ntasks=x,slurm.nnodes=2,nv.dl.job.uuid=U,nv.dl.run.uuid=R"),
+		with(baseEnv, carrierVar, "slurm.ntasks=x,slurm.nnodes=2,nv.dl.job.uuid=U,nv.dl.run.uuid=R"),
 		// Inherited keys only.
-		{carrier: "slurm.job.id=9,service.name=s"},
+		{carrierVar: "slurm.job.id=9,service.name=s"},
 		EnvList(taskEnv(tb)),
 		EnvList(taskEnvWithCarrier(tb)),
 	}
@@ -182,9 +183,9 @@ func TestSlurmEnvHoldsWhatDetectorsRead(t *testing.T) {
 		r := recorder{env: env, read: read}
 		SlurmStrings(r)
 		Slurm(r)
-		inherited, _ := libcarrier.Parse(env[carrier])
+		inherited, _ := libcarrier.Parse(env[carrierVar])
 		SlurmStringsInherited(r, inherited)
-		kvs, _ := libcarrier.AppendParse(nil, env[carrier])
+		kvs, _ := carrier.AppendParse(nil, env[carrierVar])
 		se := SlurmEnvOf(r)
 		AppendSlurmStrings(nil, &se, kvs)
 		for _, runID := range []string{"", "run-1"} {
@@ -225,7 +226,7 @@ func checkSlurmEnv(t *testing.T, kv []string) {
 		t.Fatalf("env %q: SlurmEnvOf(EnvList) = %+v, SlurmEnvList = %+v", kv, got, slim)
 	}
 	text, _ := slim.Lookup(libcarrier.EnvVar)
-	inherited, _ := libcarrier.AppendParse(nil, text)
+	inherited, _ := carrier.AppendParse(nil, text)
 	kvs, warns := AppendSlurmStrings(nil, &slim, inherited)
 	for i := 1; i < len(kvs); i++ {
 		if kvs[i-1].Key >= kvs[i].Key {
@@ -236,7 +237,7 @@ func checkSlurmEnv(t *testing.T, kv []string) {
 		t.Fatalf("env %q: AppendSlurmStrings = %q %v, want %v %v", kv, kvs, warns, sorted(wantS), wantW)
 	}
 	// A derived job UUID is uuidderive's.
-	if !slices.ContainsFunc(inherited, func(kv libcarrier.KeyValue) bool { return kv.Key == KeyJobUUID && kv.Value != "" }) {
+	if !slices.ContainsFunc(inherited, func(kv carrier.KeyValue) bool { return kv.Key == KeyJobUUID && kv.Value != "" }) {
 		if got, ok := wantS[KeyJobUUID]; ok && got != uuidderive.JobUUID(full).String() {
 			t.Fatalf("env %q: nv.dl.job.uuid %s, uuidderive.JobUUID %s", kv, got, uuidderive.JobUUID(full))
 		}
@@ -253,7 +254,7 @@ func checkSlurmEnv(t *testing.T, kv []string) {
 	}
 }
 
-func kvMap(kvs []libcarrier.KeyValue) map[string]string {
+func kvMap(kvs []carrier.KeyValue) map[string]string {
 	m := make(map[string]string, len(kvs))
 	for _, kv := range kvs {
 		m[kv.Key] = kv.Value
@@ -315,12 +316,12 @@ func FuzzSlurmEnv(f *testing.F) {
 
 func TestAppendSlurmStrings(t *testing.T) {
 	env := with(fullEnv, "SLURM_NTASKS", "x")
-	inherited := []libcarrier.KeyValue{
+	inherited := []carrier.KeyValue{
 		{Key: "slurm.job.name", Value: "first"}, {Key: "service.name", Value: "s"}, {Key: "slurm.job.name", Value: "last"},
 		{Key: "slurm.nnodes", Value: "2"}, {Key: "slurm.nnodes", Value: "two"}, // the last entry counts: discarded
 		{Key: "slurm.job.user", Value: ""},
 	}
-	dst := []libcarrier.KeyValue{{Key: "kept", Value: "as is"}}
+	dst := []carrier.KeyValue{{Key: "kept", Value: "as is"}}
 	se := SlurmEnvOf(env)
 	got, warns := AppendSlurmStrings(dst, &se, inherited)
 	if got[0] != dst[0] {
@@ -338,7 +339,7 @@ func TestAppendSlurmStrings(t *testing.T) {
 			t.Errorf("not sorted by key: %q", got[1:])
 		}
 	}
-	if got[1:][slices.IndexFunc(got[1:], func(kv libcarrier.KeyValue) bool { return kv.Key == KeySlurmJobName })].Value != "last" {
+	if got[1:][slices.IndexFunc(got[1:], func(kv carrier.KeyValue) bool { return kv.Key == KeySlurmJobName })].Value != "last" {
 		t.Errorf("the last inherited slurm.job.name must win: %q", got)
 	}
 	if got, warns := AppendSlurmStrings(nil, &SlurmEnv{}, nil); len(got) != 0 || warns != nil {
@@ -349,9 +350,9 @@ func TestAppendSlurmStrings(t *testing.T) {
 func TestAppendSlurmStringsAllocations(t *testing.T) {
 	env := SlurmEnvList(taskEnvWithCarrier(t))
 	text, _ := env.Lookup(libcarrier.EnvVar)
-	inherited, _ := libcarrier.AppendParse(nil, text)
-	buf := make([]libcarrier.KeyValue, 0, slurmKeyCount)
-	// The inherited carrier holds nv.dl.job.uuid: nothing to allocate.
+	inherited, _ := carrier.AppendParse(nil, text)
+	buf := make([]carrier.KeyValue, 0, slurmKeyCount)
+	// The inherited carrierVar holds nv.dl.job.uuid: nothing to allocate.
 	if got := testing.AllocsPerRun(100, func() { AppendSlurmStrings(buf, &env, inherited) }); got != 0 {
 		t.Errorf("AppendSlurmStrings: %v allocations, want 0", got)
 	}

@@ -13,7 +13,7 @@ import (
 //   - task-env.txt: the environment of one task of an srun step (step 0,
 //     task 1) on node c1 of job 4242, a 2-node, 4-task job on cluster
 //     "cluster-a"; one NAME=value per line, no OTEL_RESOURCE_ATTRIBUTES.
-//   - carrier-25.txt: one line, the canonical OTEL_RESOURCE_ATTRIBUTES value
+//   - carrierVar-25.txt: one line, the canonical OTEL_RESOURCE_ATTRIBUTES value
 //     that the batch step of the same job would pass on: 10 allowlisted keys
 //     written by spank-otel in the batch step and 15 user keys, several of
 //     them percent-encoded.
@@ -39,7 +39,7 @@ func taskEnv(tb testing.TB) []string {
 	return readTestdata(tb, "task-env.txt")
 }
 
-// carrier25 returns the inherited carrier of testdata/carrier-25.txt.
+// carrier25 returns the inherited carrierVar of testdata/carrier-25.txt.
 func carrier25(tb testing.TB) string {
 	tb.Helper()
 	lines := readTestdata(tb, "carrier-25.txt")
@@ -50,7 +50,7 @@ func carrier25(tb testing.TB) string {
 }
 
 // taskEnvWithCarrier returns the task environment with the inherited
-// carrier as its OTEL_RESOURCE_ATTRIBUTES.
+// carrierVar as its OTEL_RESOURCE_ATTRIBUTES.
 func taskEnvWithCarrier(tb testing.TB) []string {
 	return append(taskEnv(tb), "OTEL_RESOURCE_ATTRIBUTES="+carrier25(tb))
 }

@@ -1,6 +1,10 @@
 package libcarrier
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/spank-otel/spank-otel/internal/carrier"
+)
 
 // Compose layers three attribute maps: it starts from defaults, replaces
 // with current, then replaces with overrides, and returns a new map.
@@ -29,7 +33,7 @@ func Compose(current, defaults, overrides map[string]any) map[string]any {
 func apply(out, layer map[string]any) {
 	var blanks []string // keys that need trimming; rare
 	for k, v := range layer {
-		if trimBlank(k) != k {
+		if carrier.TrimBlank(k) != k {
 			blanks = append(blanks, k)
 			continue
 		}
@@ -41,7 +45,7 @@ func apply(out, layer map[string]any) {
 	// Ascending order makes a later spelling overwrite an earlier one.
 	slices.Sort(blanks)
 	for _, k := range blanks {
-		tk := trimBlank(k)
+		tk := carrier.TrimBlank(k)
 		if _, ok := layer[tk]; ok && tk > k {
 			continue // the exact spelling sorts last and was already copied
 		}

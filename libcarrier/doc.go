@@ -9,13 +9,12 @@
 // with a [Warning]. Keys and values are trimmed of spaces and tabs; keys are
 // not decoded; in values a valid %XX becomes its byte, '+' stays '+', and a
 // '%' that does not start a valid %XX is kept as it is. When a key repeats,
-// the last entry wins. [AppendParse] returns the same entries as a slice of
-// [KeyValue] sorted by key, for hot paths that avoid maps.
+// the last entry wins.
 //
 // # Writing
 //
-// [Format], [FormatStrings] and [FormatList] (its slice form) write the
-// canonical form, which every SDK parser decodes to the same strings:
+// [Format] and [FormatStrings] write the canonical form, which every SDK
+// parser decodes to the same strings:
 //
 //   - keys are trimmed of spaces and tabs; a key that is then empty, longer
 //     than 255 bytes, holds a byte outside 0x21–0x7E or one of , = % ; \ "

@@ -5,11 +5,9 @@ import (
 	"os"
 	"strings"
 	"sync"
-)
 
-// EnvVar is the environment variable that OpenTelemetry SDKs read resource
-// attributes from.
-const EnvVar = "OTEL_RESOURCE_ATTRIBUTES"
+	"github.com/spank-otel/spank-otel/internal/carrier"
+)
 
 // Set formats m (see [Format]) and stores the result in the environment
 // variable name ("" means [EnvVar]), replacing its old value without merging.
@@ -58,7 +56,7 @@ func varName(name string) (string, error) {
 		return EnvVar, nil
 	}
 	if strings.ContainsAny(name, "=\x00") {
-		return "", errors.New("libcarrier: invalid environment variable name " + quote(name))
+		return "", errors.New("libcarrier: invalid environment variable name " + carrier.Quote(name))
 	}
 	return name, nil
 }

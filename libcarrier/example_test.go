@@ -114,21 +114,3 @@ func ExampleSet() {
 	// new=2
 	// set after an empty Set: false
 }
-
-func ExampleAppendParse() {
-	// The per-task hot path keeps the entries on the stack.
-	var buf [16]libcarrier.KeyValue
-	kvs, _ := libcarrier.AppendParse(buf[:0], "team=ml,note=a%2Cb,team=infra")
-	fmt.Println(kvs)
-	// Output: [{note a,b} {team infra}]
-}
-
-func ExampleFormatList() {
-	s, _ := libcarrier.FormatList([]libcarrier.KeyValue{
-		{Key: "team", Value: "ml"},
-		{Key: "note", Value: "a,b"},
-		{Key: "team", Value: "infra"}, // replaces the first team
-	})
-	fmt.Println(s)
-	// Output: note=a%2Cb,team=infra
-}

@@ -7,12 +7,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spank-otel/spank-otel/internal/carrier"
 	"github.com/spank-otel/spank-otel/libcarrier"
 )
 
 // assigned is the map that assigning kvs in order builds: the reference
 // for the list functions.
-func assigned(kvs []libcarrier.KeyValue) map[string]string {
+func assigned(kvs []carrier.KeyValue) map[string]string {
 	m := make(map[string]string, len(kvs))
 	for _, kv := range kvs {
 		m[kv.Key] = kv.Value
@@ -23,20 +24,20 @@ func assigned(kvs []libcarrier.KeyValue) map[string]string {
 func TestAppendParse(t *testing.T) {
 	tests := []struct {
 		in    string
-		want  []libcarrier.KeyValue
+		want  []carrier.KeyValue
 		warns []string
 	}{
 		{in: "", want: nil},
-		{in: "b=2,a=1,c=3", want: []libcarrier.KeyValue{{"a", "1"}, {"b", "2"}, {"c", "3"}}},
-		{in: "a=1,b=2,a=3", want: []libcarrier.KeyValue{{"a", "3"}, {"b", "2"}}},
-		{in: "a=1, a =2,a=3 , a=4", want: []libcarrier.KeyValue{{"a", "4"}}},
-		{in: "x=%2C,y=plain,z=%zz%41", want: []libcarrier.KeyValue{{"x", ","}, {"y", "plain"}, {"z", "%zzA"}}},
-		{in: "a=1,oops,=v", want: []libcarrier.KeyValue{{"a", "1"}},
+		{in: "b=2,a=1,c=3", want: []carrier.KeyValue{{Key: "a", Value: "1"}, {Key: "b", Value: "2"}, {Key: "c", Value: "3"}}},
+		{in: "a=1,b=2,a=3", want: []carrier.KeyValue{{Key: "a", Value: "3"}, {Key: "b", Value: "2"}}},
+		{in: "a=1, a =2,a=3 , a=4", want: []carrier.KeyValue{{Key: "a", Value: "4"}}},
+		{in: "x=%2C,y=plain,z=%zz%41", want: []carrier.KeyValue{{Key: "x", Value: ","}, {Key: "y", Value: "plain"}, {Key: "z", Value: "%zzA"}}},
+		{in: "a=1,oops,=v", want: []carrier.KeyValue{{Key: "a", Value: "1"}},
 			warns: []string{`entry "oops" has no '=': dropped`, `entry "=v" has an empty key: dropped`}},
 	}
 	for _, tt := range tests {
-		prefix := []libcarrier.KeyValue{{"z", "kept"}, {"a", "kept"}}
-		got, warns := libcarrier.AppendParse(slices.Clip(slices.Clone(prefix)), tt.in)
+		prefix := []carrier.KeyValue{{Key: "z", Value: "kept"}, {Key: "a", Value: "kept"}}
+		got, warns := carrier.AppendParse(slices.Clip(slices.Clone(prefix)), tt.in)
 		if !slices.Equal(got[:2], prefix) {
 			t.Errorf("AppendParse(%q) changed dst to %q", tt.in, got[:2])
 		}
@@ -54,7 +55,7 @@ func TestAppendParse(t *testing.T) {
 func checkAppendParse(t *testing.T, s string) {
 	t.Helper()
 	m, warns := libcarrier.Parse(s)
-	kvs, aw := libcarrier.AppendParse(nil, s)
+	kvs, aw := carrier.AppendParse(nil, s)
 	for i := 1; i < len(kvs); i++ {
 		if kvs[i-1].Key >= kvs[i].Key {
 			t.Fatalf("AppendParse(%q): keys not strictly ascending: %q", s, kvs)
@@ -97,8 +98,8 @@ func TestAppendParseAllocations(t *testing.T) {
 		{strings.Repeat("slurm.job.name=train%20run,nv.dl.rank=3,", 20), 1},
 	}
 	for _, tt := range tests {
-		buf := make([]libcarrier.KeyValue, 0, 64)
-		got := testing.AllocsPerRun(100, func() { libcarrier.AppendParse(buf, tt.in) })
+		buf := make([]carrier.KeyValue, 0, 64)
+		got := testing.AllocsPerRun(100, func() { carrier.AppendParse(buf, tt.in) })
 		if got != tt.allocs {
 			t.Errorf("AppendParse(%.40q...): %v allocations, want %v", tt.in, got, tt.allocs)
 		}
@@ -109,16 +110,16 @@ func TestFormatList(t *testing.T) {
 	rnd := rand.New(rand.NewPCG(1, 2))
 	for _, tt := range stringCases {
 		t.Run(tt.name, func(t *testing.T) {
-			var kvs []libcarrier.KeyValue
+			var kvs []carrier.KeyValue
 			for k, v := range tt.in {
-				kvs = append(kvs, libcarrier.KeyValue{Key: k, Value: v})
+				kvs = append(kvs, carrier.KeyValue{Key: k, Value: v})
 			}
-			sorted := slices.SortedFunc(slices.Values(kvs), func(a, b libcarrier.KeyValue) int { return strings.Compare(a.Key, b.Key) })
+			sorted := slices.SortedFunc(slices.Values(kvs), func(a, b carrier.KeyValue) int { return strings.Compare(a.Key, b.Key) })
 			shuffled := slices.Clone(sorted)
 			rnd.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
-			for _, in := range [][]libcarrier.KeyValue{sorted, shuffled} {
+			for _, in := range [][]carrier.KeyValue{sorted, shuffled} {
 				before := slices.Clone(in)
-				got, warns := libcarrier.FormatList(in)
+				got, warns := carrier.FormatList(in)
 				if got != tt.want {
 					t.Errorf("FormatList(%q) = %q, want %q", in, got, tt.want)
 				}
@@ -135,22 +136,22 @@ func TestFormatList(t *testing.T) {
 
 func TestFormatListRepeatedKeys(t *testing.T) {
 	tests := []struct {
-		in    []libcarrier.KeyValue
+		in    []carrier.KeyValue
 		want  string
 		warns []string
 	}{
-		{in: []libcarrier.KeyValue{{"a", "1"}, {"a", "2"}}, want: "a=2"},
-		{in: []libcarrier.KeyValue{{"b", "x"}, {"a", "1"}, {"b", "y"}, {"a", "2"}}, want: "a=2,b=y"},
-		{in: []libcarrier.KeyValue{{"a", "\xff"}, {"a", "ok"}}, want: "a=ok"},
-		{in: []libcarrier.KeyValue{{"a", "ok"}, {"a", "\xff"}}, want: "",
+		{in: []carrier.KeyValue{{Key: "a", Value: "1"}, {Key: "a", Value: "2"}}, want: "a=2"},
+		{in: []carrier.KeyValue{{Key: "b", Value: "x"}, {Key: "a", Value: "1"}, {Key: "b", Value: "y"}, {Key: "a", Value: "2"}}, want: "a=2,b=y"},
+		{in: []carrier.KeyValue{{Key: "a", Value: "\xff"}, {Key: "a", Value: "ok"}}, want: "a=ok"},
+		{in: []carrier.KeyValue{{Key: "a", Value: "ok"}, {Key: "a", Value: "\xff"}}, want: "",
 			warns: []string{`key "a": value is not valid UTF-8: dropped`}},
-		{in: []libcarrier.KeyValue{{"a b", "1"}, {"a b", "2"}}, want: "",
+		{in: []carrier.KeyValue{{Key: "a b", Value: "1"}, {Key: "a b", Value: "2"}}, want: "",
 			warns: []string{`key "a b": key contains byte 0x20: dropped`}},
-		{in: []libcarrier.KeyValue{{" k", "1"}, {"k", "2"}, {" k", "3"}}, want: "k=2",
+		{in: []carrier.KeyValue{{Key: " k", Value: "1"}, {Key: "k", Value: "2"}, {Key: " k", Value: "3"}}, want: "k=2",
 			warns: []string{`key " k": same key as "k" after trimming, which wins: dropped`}},
 	}
 	for _, tt := range tests {
-		got, warns := libcarrier.FormatList(tt.in)
+		got, warns := carrier.FormatList(tt.in)
 		if got != tt.want {
 			t.Errorf("FormatList(%q) = %q, want %q", tt.in, got, tt.want)
 		}
@@ -179,15 +180,15 @@ func FuzzFormatList(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, keys, values string) {
 		ks, vs := strings.Split(keys, "\n"), strings.Split(values, "\x00")
-		var kvs []libcarrier.KeyValue
+		var kvs []carrier.KeyValue
 		for i := range min(len(ks), len(vs)) {
-			kvs = append(kvs, libcarrier.KeyValue{Key: ks[i], Value: vs[i]})
+			kvs = append(kvs, carrier.KeyValue{Key: ks[i], Value: vs[i]})
 		}
 		want, wantW := libcarrier.FormatStrings(assigned(kvs))
 		sorted := slices.Clone(kvs)
-		slices.SortStableFunc(sorted, func(a, b libcarrier.KeyValue) int { return strings.Compare(a.Key, b.Key) })
-		for _, in := range [][]libcarrier.KeyValue{kvs, sorted} {
-			got, warns := libcarrier.FormatList(in)
+		slices.SortStableFunc(sorted, func(a, b carrier.KeyValue) int { return strings.Compare(a.Key, b.Key) })
+		for _, in := range [][]carrier.KeyValue{kvs, sorted} {
+			got, warns := carrier.FormatList(in)
 			if got != want || !slices.Equal(warns, wantW) {
 				t.Fatalf("FormatList(%q) = %q %v, want %q %v", in, got, warns, want, wantW)
 			}
@@ -198,8 +199,8 @@ func FuzzFormatList(f *testing.F) {
 // TestFormatListAllocations checks the hot-path promise: sorted entries
 // with valid keys and values allocate the result only.
 func TestFormatListAllocations(t *testing.T) {
-	kvs, _ := libcarrier.AppendParse(nil, "a=1,b=x%2Cy,c=%C3%A9,slurm.job.name=train%20run")
-	if got := testing.AllocsPerRun(100, func() { libcarrier.FormatList(kvs) }); got != 1 {
+	kvs, _ := carrier.AppendParse(nil, "a=1,b=x%2Cy,c=%C3%A9,slurm.job.name=train%20run")
+	if got := testing.AllocsPerRun(100, func() { carrier.FormatList(kvs) }); got != 1 {
 		t.Errorf("FormatList: %v allocations, want 1", got)
 	}
 }

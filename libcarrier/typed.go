@@ -3,6 +3,8 @@ package libcarrier
 import (
 	"slices"
 	"strings"
+
+	"github.com/spank-otel/spank-otel/internal/carrier"
 )
 
 // IsIntegerKey reports whether the values of key are integers once a
@@ -88,11 +90,11 @@ func Typed(m map[string]string) (map[string]any, []Warning) {
 			continue
 		}
 		if strings.HasPrefix(k, "slurm.") {
-			warns = append(warns, Warning{Key: k, Message: "value " + quote(v) + " is not an integer: dropped"})
+			warns = append(warns, Warning{Key: k, Message: "value " + carrier.Quote(v) + " is not an integer: dropped"})
 			continue
 		}
 		out[k] = v
-		warns = append(warns, Warning{Key: k, Message: "value " + quote(v) + " is not an integer: kept as a string"})
+		warns = append(warns, Warning{Key: k, Message: "value " + carrier.Quote(v) + " is not an integer: kept as a string"})
 	}
 	slices.SortFunc(warns, func(a, b Warning) int { return strings.Compare(a.Key, b.Key) })
 	return out, warns

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/spank-otel/spank-otel/internal/carrier"
 	"github.com/spank-otel/spank-otel/detect"
 	"github.com/spank-otel/spank-otel/libcarrier"
 )
@@ -104,31 +105,31 @@ func Compute(env []string, opts Options) Result {
 	}
 
 	inheritedText, inheritedSet := vars.Lookup(libcarrier.EnvVar)
-	var ibuf [inheritedBuf]libcarrier.KeyValue
-	inherited, parseWarnings := libcarrier.AppendParse(ibuf[:0], inheritedText)
+	var ibuf [inheritedBuf]carrier.KeyValue
+	inherited, parseWarnings := carrier.AppendParse(ibuf[:0], inheritedText)
 	if len(parseWarnings) > 0 {
 		return Result{Warnings: parseWarnings, Reason: libcarrier.EnvVar +
 			" is malformed (" + parseWarnings[0].String() + "); left as it was"}
 	}
 
-	var sbuf [slurmBuf]libcarrier.KeyValue
+	var sbuf [slurmBuf]carrier.KeyValue
 	slurm, warnings := detect.AppendSlurmStrings(sbuf[:0], &vars, inherited)
 	if len(slurm) == 0 {
 		return Result{Warnings: warnings}
 	}
 
-	var cbuf [carrierBuf]libcarrier.KeyValue
-	carrier, changed := merge(cbuf[:0], inherited, slurm, opts.Exclude, inStep)
+	var cbuf [carrierBuf]carrier.KeyValue
+	out, changed := merge(cbuf[:0], inherited, slurm, opts.Exclude, inStep)
 	if !changed {
 		return Result{Warnings: warnings}
 	}
 
-	value, formatWarnings := libcarrier.FormatList(carrier)
+	value, formatWarnings := carrier.FormatList(out)
 	warnings = append(warnings, formatWarnings...)
 	// Canonical values never hold a raw comma, so the entry count tells
 	// whether the format had to drop something (a key or value it cannot
 	// encode). Dropping a user's attribute is worse than writing none.
-	if entries(value) != len(carrier) {
+	if entries(value) != len(out) {
 		return Result{Warnings: warnings, Reason: libcarrier.EnvVar +
 			" holds an entry that cannot be written back without loss (" +
 			firstWarning(formatWarnings) + "); left as it was"}
@@ -148,7 +149,7 @@ func Compute(env []string, opts Options) Result {
 // An excluded key is left to the user. In the batch step topology would
 // describe the batch node only, yet every later step would inherit it, so
 // it is not written there.
-func merge(dst, inherited, slurm []libcarrier.KeyValue, exclude []string, inStep bool) ([]libcarrier.KeyValue, bool) {
+func merge(dst, inherited, slurm []carrier.KeyValue, exclude []string, inStep bool) ([]carrier.KeyValue, bool) {
 	written := func(key string) bool {
 		return !slices.Contains(exclude, key) && (inStep || !strings.HasPrefix(key, "slurm.topology."))
 	}

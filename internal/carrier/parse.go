@@ -1,4 +1,4 @@
-package libcarrier
+package carrier
 
 import (
 	"iter"

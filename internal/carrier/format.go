@@ -1,8 +1,7 @@
-package libcarrier
+package carrier
 
 import (
 	"cmp"
-	"fmt"
 	"math"
 	"slices"
 	"strconv"
@@ -45,8 +44,10 @@ const entryBuf = 64
 //   - nil, which omits the key.
 //
 // Any other type, including named types such as time.Duration, is dropped
-// with a warning naming the key and the type: convert such values first.
-func Format(m map[string]any) (string, []Warning) {
+// with a warning naming the key and the type, as typeName writes it: convert
+// such values first. The type name is the caller's to write because naming
+// an arbitrary type takes reflect, which the per-task library must not link.
+func Format(m map[string]any, typeName func(any) string) (string, []Warning) {
 	var buf [entryBuf]entry
 	es := buf[:0]
 	for k, v := range m {
@@ -60,7 +61,7 @@ func Format(m map[string]any) (string, []Warning) {
 		if e.tk == "" {
 			continue
 		}
-		s, msg := text(e.raw)
+		s, msg := text(e.raw, typeName)
 		if msg != "" {
 			warns = append(warns, Warning{Key: e.key, Message: msg})
 			e.tk = ""
@@ -292,7 +293,7 @@ func hexByte(c byte) string {
 }
 
 // text returns v as carrier text, or a reason to drop it.
-func text(v any) (string, string) {
+func text(v any, typeName func(any) string) (string, string) {
 	switch v := v.(type) {
 	case nil:
 		return "", ""
@@ -330,7 +331,7 @@ func text(v any) (string, string) {
 	case float64:
 		return formatFloat(v, 64)
 	}
-	return "", "value of type " + fmt.Sprintf("%T", v) + " is not supported: dropped"
+	return "", "value of type " + typeName(v) + " is not supported: dropped"
 }
 
 // formatFloat writes the shortest text that parses back to f at the given

@@ -1,0 +1,25 @@
+package carrier_test
+
+import (
+	"fmt"
+
+	"github.com/spank-otel/spank-otel/internal/carrier"
+)
+
+func ExampleAppendParse() {
+	// The per-task hot path keeps the entries on the stack.
+	var buf [16]carrier.KeyValue
+	kvs, _ := carrier.AppendParse(buf[:0], "team=ml,note=a%2Cb,team=infra")
+	fmt.Println(kvs)
+	// Output: [{note a,b} {team infra}]
+}
+
+func ExampleFormatList() {
+	s, _ := carrier.FormatList([]carrier.KeyValue{
+		{Key: "team", Value: "ml"},
+		{Key: "note", Value: "a,b"},
+		{Key: "team", Value: "infra"}, // replaces the first team
+	})
+	fmt.Println(s)
+	// Output: note=a%2Cb,team=infra
+}
