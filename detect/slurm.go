@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/spank-otel/spank-otel/internal/carrier"
+	"github.com/spank-otel/spank-otel/internal/schema"
 	"github.com/spank-otel/spank-otel/internal/uuidv5"
 	"github.com/spank-otel/spank-otel/libcarrier"
 )
@@ -162,11 +163,7 @@ func IsSlurmKey(key string) bool {
 // isSlurmInteger reports whether the allowlisted key of index i has integer
 // values.
 func isSlurmInteger(i int) bool {
-	switch i {
-	case keyArrayCount, keyNNodes, keyNTasks, keyRestartCount:
-		return true
-	}
-	return false
+	return i >= 0 && schema.IsIntegerKey(slurmKeys[i])
 }
 
 // slurmValues are the values of a detection by allowlist index.
@@ -191,7 +188,7 @@ func (v *slurmValues) inherit(key, value string, warns []libcarrier.Warning) []l
 		return warns
 	}
 	if isSlurmInteger(i) {
-		canon, ok := canonicalInteger(value)
+		canon, ok := schema.Canonical(value)
 		if !ok {
 			return append(warns, libcarrier.Warning{Key: key,
 				Message: "inherited value " + quote(value) + " is not an integer: discarded"})
@@ -439,42 +436,13 @@ func (v *slurmValues) fillInteger(env *SlurmEnv, warns []libcarrier.Warning, i i
 		}
 		return warns
 	}
-	canon, ok := canonicalInteger(value)
+	canon, ok := schema.Canonical(value)
 	if !ok {
 		return append(warns, libcarrier.Warning{Key: slurmKeys[i],
 			Message: slurmVarNames[from] + "=" + quote(value) + " is not an integer: omitted"})
 	}
 	v.put(i, canon)
 	return warns
-}
-
-// canonicalInteger returns s as a canonical base-10 integer if it is one by
-// the rule of libcarrier.ParseInteger. A value that is already canonical, as
-// Slurm writes them, is returned as it is, without allocating.
-func canonicalInteger(s string) (string, bool) {
-	n, ok := libcarrier.ParseInteger(s)
-	if !ok {
-		return "", false
-	}
-	if isCanonical(s) {
-		return s, true
-	}
-	return strconv.FormatInt(n, 10), true
-}
-
-// isCanonical reports whether s is what strconv.FormatInt writes: an optional
-// '-' and digits without a leading zero, or "0". s is known to be an integer.
-func isCanonical(s string) bool {
-	digits := strings.TrimPrefix(s, "-")
-	if digits == "" || (digits[0] == '0' && (len(digits) > 1 || len(s) > 1)) {
-		return false
-	}
-	for i := 0; i < len(digits); i++ {
-		if digits[i] < '0' || digits[i] > '9' {
-			return false
-		}
-	}
-	return true
 }
 
 // maxQuoted bounds how much of a value a warning repeats, so that one hostile
@@ -496,7 +464,7 @@ func Slurm(env Env) (Attributes, []libcarrier.Warning) {
 	for k, v := range s {
 		if isSlurmInteger(slurmKey(k)) {
 			// SlurmStrings only returns valid integers for these keys.
-			n, _ := libcarrier.ParseInteger(v)
+			n, _ := schema.ParseInteger(v)
 			out[k] = n
 			continue
 		}
