@@ -250,11 +250,13 @@ func (c *cli) printJSON(v any) int {
 
 // shellQuote quotes s for a POSIX shell. A canonical carrier is almost
 // always plain, and then it stays unquoted, which also suits a TaskProlog,
-// where Slurm takes the text after '=' literally.
+// where Slurm takes the text after '=' literally. In an assignment the
+// shell expands a '~' at the start of the value or after a ':' (~root
+// becomes /root), so such a value is quoted too.
 func shellQuote(s string) string {
 	plain := s != "" && strings.IndexFunc(s, func(r rune) bool {
 		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("%,=._~-:/@+", r))
-	}) < 0
+	}) < 0 && !strings.HasPrefix(s, "~") && !strings.Contains(s, ":~")
 	if plain {
 		return s
 	}

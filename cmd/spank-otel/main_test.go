@@ -110,7 +110,7 @@ func TestDetectPrintsIntegersAsNumbers(t *testing.T) {
 // TestExportEvaluates runs the printed line through real shells and reads
 // the variable back.
 func TestExportEvaluates(t *testing.T) {
-	carriers := []string{"a=1", "it's=x%27y", `k$x=1`}
+	carriers := []string{"a=1", "it's=x%27y", `k$x=1`, "~root:x=1", "~/x=1", "a=1,x:~root:y=1", "a=1,x:~/y=1", "~=1"}
 	for _, shell := range []string{"sh", "bash"} {
 		if _, err := exec.LookPath(shell); err != nil {
 			t.Fatalf("%s: %v", shell, err)
@@ -127,10 +127,12 @@ func TestExportEvaluates(t *testing.T) {
 
 func TestShellQuote(t *testing.T) {
 	for in, want := range map[string]string{
-		"a=1,b=x%2Cy": "a=1,b=x%2Cy",
-		"a=1,x~=1":    "a=1,x~=1",
-		"it's=1":      `'it'\''s=1'`,
-		"":            "''",
+		"a=1,b=x%2Cy":   "a=1,b=x%2Cy",
+		"~root:x=1":     "'~root:x=1'",
+		"a=1,x:~root=1": "'a=1,x:~root=1'",
+		"a=1,x~=1":      "a=1,x~=1",
+		"it's=1":        `'it'\''s=1'`,
+		"":              "''",
 	} {
 		assert.Equal(t, shellQuote(in), want, "shellQuote(%q)", in)
 	}
