@@ -10,7 +10,10 @@
 // not decoded; in values a valid %XX becomes its byte, '+' stays '+', and a
 // '%' that does not start a valid %XX is kept as it is. When a key repeats,
 // the last entry wins. [AppendParse] returns the same entries as a slice of
-// [KeyValue] sorted by key, for hot paths that avoid maps.
+// [KeyValue] sorted by key, for hot paths that avoid maps. [Repair] then
+// removes the entries that cannot be written back (an invalid key, a value
+// that is not valid UTF-8), so that a malformed carrier is repaired instead
+// of kept or given up.
 //
 // # Writing
 //
