@@ -18,6 +18,7 @@ import (
 	"strings"
 	"unsafe"
 
+	"github.com/spank-otel/spank-otel/internal/carrier"
 	"github.com/spank-otel/spank-otel/taskenv"
 )
 
@@ -25,10 +26,11 @@ import (
 // shim refuses a library that reports another number.
 const abiVersion = 1
 
-// Return codes of spank_otel_task_env.
+// Return codes of spank_otel_task_env (SO_RC_* in spank/helper.h).
 const (
 	resultUnchanged = 0
 	resultSet       = 1
+	resultUnset     = 2
 	resultInternal  = -1
 )
 
@@ -41,33 +43,45 @@ func spank_otel_abi() C.int { return abiVersion }
 // spank/helper_main.c, and the return codes in spank/helper.h.
 //
 //export spank_otel_task_env
-func spank_otel_task_env(envp **C.char, exclude *C.char, maxEnvBytes C.long, value **C.char, log **C.char) (rc C.int) {
+func spank_otel_task_env(envp **C.char, exclude *C.char, maxEnvBytes C.long, value **C.char, log **C.char) C.int {
 	if value == nil || log == nil {
 		return resultInternal
 	}
 	*value, *log = nil, nil
-	defer func() {
-		// A panic must cost the task its attributes, never the task.
-		if r := recover(); r != nil {
-			*value = nil
-			*log = C.CString("E internal error, attributes not written: " + panicText(r) +
-				"\nD " + strings.ReplaceAll(string(stack()), "\n", " | ") + "\n")
-			rc = resultInternal
+	res, failure := computeSafely(func() taskenv.Result {
+		opts := taskenv.Options{MaxEnvBytes: int(maxEnvBytes)}
+		if exclude != nil {
+			opts.Exclude = splitList(borrow(exclude))
 		}
-	}()
-
-	opts := taskenv.Options{MaxEnvBytes: int(maxEnvBytes)}
-	if exclude != nil {
-		opts.Exclude = splitList(borrow(exclude))
+		return taskenv.Compute(cStrings(envp), opts)
+	})
+	if failure != "" {
+		*log = C.CString(failure)
+		return resultInternal
 	}
-	res := taskenv.Compute(cStrings(envp), opts)
-
 	*log = C.CString(runtimeLine() + logLines(res))
-	if !res.Changed {
+	switch {
+	case !res.Changed:
 		return resultUnchanged
+	case res.Unset:
+		return resultUnset
 	}
 	*value = C.CString(res.Value)
 	return resultSet
+}
+
+// computeSafely runs compute, and turns a panic into the log lines that
+// report it: a panic must cost the task its attributes, never the task.
+// failure is empty when compute returned.
+func computeSafely(compute func() taskenv.Result) (res taskenv.Result, failure string) {
+	defer func() {
+		if r := recover(); r != nil {
+			res = taskenv.Result{}
+			failure = "E internal error, attributes not written: " + oneLine(panicText(r)) +
+				"\nD " + oneLine(strings.ReplaceAll(string(stack()), "\n", " | ")) + "\n"
+		}
+	}()
+	return compute(), ""
 }
 
 // borrow views a C string as a Go string without copying. The C memory
@@ -110,11 +124,12 @@ func splitList(s string) []string {
 	return out
 }
 
-// maxWarningLines bounds the verbose log of one task.
+// maxWarningLines bounds the lines of each kind in the log of one task.
 const maxWarningLines = 10
 
 // logLines renders the result for the shim: "E " lines go to the error log
-// (the user must know), "V " lines to verbose.
+// (the user must know), "I " lines to info (what the repair dropped), "V "
+// lines to verbose.
 func logLines(res taskenv.Result) string {
 	var b strings.Builder
 	if res.Reason != "" {
@@ -122,18 +137,26 @@ func logLines(res taskenv.Result) string {
 		b.WriteString(oneLine(res.Reason))
 		b.WriteByte('\n')
 	}
-	for i, w := range res.Warnings {
-		// A hostile carrier can yield thousands of warnings; the log
-		// needs the first few and a count.
+	writeCapped(&b, "I ", "entries dropped", res.Dropped)
+	writeCapped(&b, "V ", "warnings", res.Warnings)
+	return b.String()
+}
+
+// writeCapped writes one line per warning, with prefix, up to
+// maxWarningLines, then one line with the count of the rest: a hostile
+// carrier can yield thousands, and the log needs the first few.
+func writeCapped(b *strings.Builder, prefix, what string, ws []carrier.Warning) {
+	for i, w := range ws {
 		if i == maxWarningLines {
-			b.WriteString("V " + strconv.Itoa(len(res.Warnings)-i) + " more warnings not shown\n")
-			break
+			b.WriteString(prefix)
+			b.WriteString(strconv.Itoa(len(ws) - i))
+			b.WriteString(" more " + what + " not shown\n")
+			return
 		}
-		b.WriteString("V ")
+		b.WriteString(prefix)
 		b.WriteString(oneLine(w.String()))
 		b.WriteByte('\n')
 	}
-	return b.String()
 }
 
 // oneLine keeps a hostile value from forging extra log lines.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -9,7 +10,9 @@ import (
 	"gotest.tools/v3/assert"
 
 	"github.com/spank-otel/spank-otel/detect"
+	"github.com/spank-otel/spank-otel/internal/carrier"
 	"github.com/spank-otel/spank-otel/libcarrier"
+	"github.com/spank-otel/spank-otel/taskenv"
 )
 
 var stepEnv = []string{
@@ -31,22 +34,26 @@ func TestTaskEnvExport(t *testing.T) {
 		{name: "exclude list", env: stepEnv, exclude: " slurm.job.id ,slurm.ntasks", rc: 1, valueHas: "slurm.job.id.raw=77"},
 		{name: "nothing to do", env: []string{"HOME=/"}, rc: 0},
 		{name: "empty environment", env: nil, rc: 0},
-		{name: "malformed carrier logs at error level", env: append([]string{"OTEL_RESOURCE_ATTRIBUTES=x"}, stepEnv...), rc: 0, logHas: "E OTEL_RESOURCE_ATTRIBUTES is malformed"},
+		{name: "a malformed carrier is repaired, each entry dropped at info level", env: append([]string{"OTEL_RESOURCE_ATTRIBUTES=x,u=1"}, stepEnv...),
+			rc: 1, valueHas: "u=1", logHas: "I entry \"x\" has no '=': dropped\n"},
+		{name: "an empty result unsets", env: []string{"OTEL_RESOURCE_ATTRIBUTES=slurm.topology.addr=c1"}, rc: 2},
 		{name: "budget exceeded", env: stepEnv, maxEnv: 100, rc: 0, logHas: "E the task environment would be"},
-		{name: "control characters cannot forge log lines", env: append([]string{"OTEL_RESOURCE_ATTRIBUTES=a\nE forged"}, stepEnv...), rc: 0, logHas: "E OTEL_RESOURCE_ATTRIBUTES is malformed"},
+		{name: "control characters cannot forge log lines", env: append([]string{"OTEL_RESOURCE_ATTRIBUTES=a\nE forged,b\rE forged"}, stepEnv...),
+			rc: 1, logHas: "I entry \"a\\nE forged\" has no '='"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			rc, value, log := callTaskEnv(tc.env, tc.exclude, tc.maxEnv)
 			assert.Equal(t, rc, tc.rc, "value %q log %q", value, log)
 			if tc.rc != 1 {
+				// Unchanged, unset and failed all come without a value.
 				assert.Equal(t, value, "")
 			}
 			assert.Assert(t, strings.Contains(value, tc.valueHas), "value %q", value)
 			assert.Assert(t, strings.Contains(log, tc.logHas), "log %q", log)
 			for _, line := range strings.Split(strings.TrimSuffix(log, "\n"), "\n") {
 				if line != "" {
-					assert.Assert(t, line[0] == 'E' || line[0] == 'V' || line[0] == 'D', "log line %q", line)
+					assert.Assert(t, strings.IndexByte("EIVD", line[0]) >= 0 && line[1] == ' ', "log line %q", line)
 					assert.Assert(t, !strings.HasPrefix(line, "E forged"), "forged log line in %q", log)
 				}
 			}
@@ -71,11 +78,11 @@ func FuzzTaskEnv(f *testing.F) {
 	f.Add("=,=,,", "-1", "", "batch")
 	f.Add("a=%zz%2", "007", "node with spaces", "0")
 	f.Add(strings.Repeat("k=v,", 1000), "1", "c1", "0")
-	f.Fuzz(func(t *testing.T, carrier, jobID, node, stepID string) {
+	f.Fuzz(func(t *testing.T, inherited, jobID, node, stepID string) {
 		// An environment string ends at its first NUL, as C sees it.
-		carrier, jobID, node, stepID = cstr(carrier), cstr(jobID), cstr(node), cstr(stepID)
+		inherited, jobID, node, stepID = cstr(inherited), cstr(jobID), cstr(node), cstr(stepID)
 		env := []string{
-			"OTEL_RESOURCE_ATTRIBUTES=" + carrier, "SLURM_JOB_ID=" + jobID, "SLURMD_NODENAME=" + node,
+			"OTEL_RESOURCE_ATTRIBUTES=" + inherited, "SLURM_JOB_ID=" + jobID, "SLURMD_NODENAME=" + node,
 			"SLURM_STEP_ID=" + stepID, "SLURM_TOPOLOGY_ADDR=" + node, "SLURM_NTASKS=" + jobID,
 			"SLURM_CLUSTER_NAME=" + node,
 		}
@@ -83,7 +90,7 @@ func FuzzTaskEnv(f *testing.F) {
 		if rc == -1 {
 			t.Fatalf("internal error: %s", log)
 		}
-		if rc == 0 {
+		if rc == 0 || rc == 2 {
 			assert.Equal(t, value, "")
 			return
 		}
@@ -92,13 +99,14 @@ func FuzzTaskEnv(f *testing.F) {
 		again, _ := libcarrier.FormatStrings(got)
 		assert.Equal(t, again, value, "written value is not canonical")
 
-		// Every user attribute arrives unchanged.
-		user, _ := libcarrier.Parse(carrier)
-		for k, v := range user {
-			if detect.IsSlurmKey(k) {
+		// Every user attribute that the repair keeps arrives unchanged.
+		user, _ := carrier.AppendParse(nil, inherited)
+		user, _ = carrier.Repair(user)
+		for _, kv := range user {
+			if detect.IsSlurmKey(kv.Key) {
 				continue
 			}
-			assert.Equal(t, got[k], v, "user attribute %q", k)
+			assert.Equal(t, got[kv.Key], kv.Value, "user attribute %q", kv.Key)
 		}
 		// The real SDK reads exactly what our parser reads.
 		t.Setenv("OTEL_RESOURCE_ATTRIBUTES", value)
@@ -126,4 +134,79 @@ func TestRuntimeLine(t *testing.T) {
 	// init switched the collector off; the line says so.
 	assert.Assert(t, strings.HasSuffix(first, " gc=off"), "line %q", first)
 	assert.Assert(t, !strings.Contains(first, "threads=-1"), "line %q", first)
+}
+
+// TestPanicCostsOnlyTheAttributes drives the recovery seam of the export
+// with a compute function that panics.
+func TestPanicCostsOnlyTheAttributes(t *testing.T) {
+	res, failure := computeSafely(func() taskenv.Result {
+		panic("boom\nE forged")
+	})
+	assert.Equal(t, res.Changed, false)
+	lines := strings.Split(strings.TrimSuffix(failure, "\n"), "\n")
+	assert.Equal(t, len(lines), 2, "failure %q", failure)
+	assert.Equal(t, lines[0], "E internal error, attributes not written: boom?E forged")
+	assert.Assert(t, strings.HasPrefix(lines[1], "D "), "line %q", lines[1])
+	assert.Assert(t, strings.Contains(lines[1], "TestPanicCostsOnlyTheAttributes"), "no stack in %q", lines[1])
+
+	res, failure = computeSafely(func() taskenv.Result { return taskenv.Result{Value: "a=1", Changed: true} })
+	assert.Equal(t, failure, "")
+	assert.Equal(t, res.Value, "a=1")
+}
+
+func TestLogLinesCap(t *testing.T) {
+	warns := func(n int) []libcarrier.Warning {
+		var ws []libcarrier.Warning
+		for i := range n {
+			ws = append(ws, libcarrier.Warning{Key: "k" + strconv.Itoa(i), Message: "dropped"})
+		}
+		return ws
+	}
+	tests := []struct {
+		dropped, warnings int
+		want              []string // the lines, without their text
+	}{
+		{0, 0, nil},
+		{maxWarningLines, 0, repeat("I", maxWarningLines)},
+		{maxWarningLines + 1, 0, append(repeat("I", maxWarningLines), "I 1 more entries dropped not shown")},
+		{0, maxWarningLines + 5, append(repeat("V", maxWarningLines), "V 5 more warnings not shown")},
+		{1000, 1, append(append(repeat("I", maxWarningLines), "I 990 more entries dropped not shown"), "V")},
+	}
+	for _, tc := range tests {
+		log := logLines(taskenv.Result{Dropped: warns(tc.dropped), Warnings: warns(tc.warnings)})
+		var got []string
+		for _, line := range strings.Split(strings.TrimSuffix(log, "\n"), "\n") {
+			if line == "" {
+				continue
+			}
+			if strings.Contains(line, " more ") {
+				got = append(got, line)
+			} else {
+				got = append(got, line[:1])
+			}
+		}
+		assert.DeepEqual(t, got, tc.want)
+	}
+}
+
+func repeat(s string, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = s
+	}
+	return out
+}
+
+func TestOneLine(t *testing.T) {
+	for in, want := range map[string]string{
+		"plain":        "plain",
+		"a\nE forged":  "a?E forged",
+		"a\rE forged":  "a?E forged",
+		"tab\there":    "tab?here",
+		"del\x7f":      "del?",
+		"nul\x00":      "nul?",
+		"é and ü stay": "é and ü stay",
+	} {
+		assert.Equal(t, oneLine(in), want, "oneLine(%q)", in)
+	}
 }

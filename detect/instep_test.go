@@ -20,6 +20,10 @@ func TestInStep(t *testing.T) {
 		{"the batch script of 26.05", detect.EnvMap{"SLURM_STEP_ID": "-5", "SLURM_STEPID": "-5"}, false},
 		{"the batch step written unsigned", detect.EnvMap{"SLURM_STEP_ID": "4294967291"}, false},
 		{"the extern step", detect.EnvMap{"SLURM_STEP_ID": "-4"}, false},
+		{"the extern step by name", detect.EnvMap{"SLURM_STEP_ID": "extern"}, false},
+		{"the batch step by name", detect.EnvMap{"SLURM_STEP_ID": "batch"}, false},
+		{"the batch step of releases before 20.11, unsigned", detect.EnvMap{"SLURM_STEP_ID": "4294967294"}, false},
+		{"one above the largest regular step", detect.EnvMap{"SLURM_STEP_ID": "4294967281"}, false},
 		{"the interactive step by name", detect.EnvMap{"SLURM_STEP_ID": "interactive"}, false},
 		{"the largest regular step", detect.EnvMap{"SLURM_STEP_ID": "4294967280"}, true},
 		{"an odd non-numeric id still counts as a step", detect.EnvMap{"SLURM_STEP_ID": "x"}, true},
@@ -45,6 +49,28 @@ func TestHeadNodeInTheBatchScriptOf2605(t *testing.T) {
 	got, _ := detect.SlurmStrings(env)
 	if got["slurm.head_node.name"] != "c1" {
 		t.Errorf("slurm.head_node.name = %q, want c1 (result %v)", got["slurm.head_node.name"], got)
+	}
+}
+
+// TestSetInStep: a stage fixed by the caller decides the head node, whatever
+// the step variables say.
+func TestSetInStep(t *testing.T) {
+	for _, stepID := range []string{"", "0", "-5"} {
+		for _, inStep := range []bool{false, true} {
+			env := detect.SlurmEnvList([]string{"SLURM_JOB_ID=9", "SLURMD_NODENAME=c1", "SLURM_STEP_ID=" + stepID})
+			env.SetInStep(inStep)
+			if got := env.InStep(); got != inStep {
+				t.Errorf("SLURM_STEP_ID=%q, SetInStep(%v): InStep() = %v", stepID, inStep, got)
+			}
+			got, _ := detect.AppendSlurmStrings(nil, &env, nil)
+			head := false
+			for _, kv := range got {
+				head = head || kv.Key == detect.KeySlurmHeadNodeName
+			}
+			if head == inStep {
+				t.Errorf("SLURM_STEP_ID=%q, SetInStep(%v): head node written %v", stepID, inStep, head)
+			}
+		}
 	}
 }
 

@@ -328,7 +328,9 @@ func deriveSlurm(env *SlurmEnv, jobID string, v *slurmValues, warns []libcarrier
 	v.fill(keyArrayTaskID, cmp.Or(taskID, "0"))
 	warns = v.fillInteger(env, warns, keyArrayCount, "1", varArrayTaskCount)
 
-	v.fillFrom(env, keySLUID, varLensSLUID, varNVSLUID)
+	// Slurm's own SLURM_JOB_SLUID (from 25.11) comes last: a launcher's
+	// value names the job as that launcher knows it.
+	v.fillFrom(env, keySLUID, varLensSLUID, varNVSLUID, varJobSLUID)
 	v.fillFrom(env, keyArraySLUID, varLensArraySLUID, varNVArraySLUID)
 	v.fillFrom(env, keyJobName, varJobName)
 	v.fillFrom(env, keyClusterName, varClusterName)
@@ -363,12 +365,18 @@ func deriveSlurm(env *SlurmEnv, jobID string, v *slurmValues, warns []libcarrier
 func inStep(env *SlurmEnv) bool { return env.InStep() }
 
 // InStep is [InStep] for e, without the interface conversion that would move
-// e to the heap on the per-task path.
+// e to the heap on the per-task path, unless [SlurmEnv.SetInStep] has fixed
+// the answer.
 func (e *SlurmEnv) InStep() bool {
-	env := e
-	id := env.value(varStepID)
+	switch e.step {
+	case stepJobLevel:
+		return false
+	case stepInStep:
+		return true
+	}
+	id := e.value(varStepID)
 	if id == "" {
-		id = env.value(varStepIDOld)
+		id = e.value(varStepIDOld)
 	}
 	return isStepID(id)
 }
@@ -377,11 +385,13 @@ func (e *SlurmEnv) InStep() bool {
 // opposed to the batch script: SLURM_STEP_ID (or the older SLURM_STEPID)
 // names a regular step, "0" included.
 //
-// Slurm 26.05 also sets SLURM_STEP_ID in the batch script, to -5, its id
-// for the batch step. Negative ids, ids above the largest regular one
-// (Slurm's special steps written unsigned) and the names batch, extern and
-// interactive therefore mean the job level, not a step: otherwise the batch
-// script would lose its head node and pass its own topology to every step.
+// A step id is regular when it is a base-10 number from 0 to 0xfffffff0,
+// or any other non-empty text that is not a number. Slurm's special steps
+// are job level: negative ids (Slurm 26.05 sets SLURM_STEP_ID=-5 in the
+// batch script), ids above 0xfffffff0 (the same steps written unsigned:
+// 4294967291 for the batch step, 4294967294 before Slurm 20.11) and the
+// names batch, extern and interactive. Otherwise the batch script would
+// lose its head node and pass its own topology to every step.
 func InStep(env Env) bool {
 	id, _ := env.Lookup("SLURM_STEP_ID")
 	if id == "" {

@@ -34,6 +34,7 @@ const (
 	varStepIDOld
 	varLensSLUID
 	varNVSLUID
+	varJobSLUID
 	varLensArraySLUID
 	varNVArraySLUID
 	varTorchRestartCount
@@ -69,6 +70,7 @@ var slurmVarNames = [slurmVarCount]string{
 	varStepIDOld:           "SLURM_STEPID",
 	varLensSLUID:           "LENS_SLURM_SLUID",
 	varNVSLUID:             "NV_LAUNCH_SLUID",
+	varJobSLUID:            "SLURM_JOB_SLUID",
 	varLensArraySLUID:      "LENS_SLURM_ARRAY_SLUID",
 	varNVArraySLUID:        "NV_LAUNCH_ARRAY_SLUID",
 	varTorchRestartCount:   "TORCHELASTIC_RESTART_COUNT",
@@ -130,6 +132,8 @@ func slurmVar(name string) int {
 		return varLensSLUID
 	case "NV_LAUNCH_SLUID":
 		return varNVSLUID
+	case "SLURM_JOB_SLUID":
+		return varJobSLUID
 	case "LENS_SLURM_ARRAY_SLUID":
 		return varLensArraySLUID
 	case "NV_LAUNCH_ARRAY_SLUID":
@@ -155,6 +159,28 @@ func slurmVar(name string) int {
 type SlurmEnv struct {
 	values [slurmVarCount]string
 	set    uint64 // bit i: values[i] is set
+	step   stepOverride
+}
+
+// stepOverride is what SetInStep fixed; stepFromEnv until it is called.
+type stepOverride int8
+
+const (
+	stepFromEnv stepOverride = iota
+	stepJobLevel
+	stepInStep
+)
+
+// SetInStep fixes what [SlurmEnv.InStep] reports, whatever the step
+// variables say. The Slurm detector writes slurm.head_node.name only at the
+// job level, and a caller that also decides about other keys by the stage
+// (package taskenv: topology is written only in a step) must make both
+// decisions from one answer.
+func (e *SlurmEnv) SetInStep(inStep bool) {
+	e.step = stepJobLevel
+	if inStep {
+		e.step = stepInStep
+	}
 }
 
 // SlurmEnvList returns the SlurmEnv of "NAME=value" entries, such as the

@@ -30,7 +30,7 @@ const DefaultServiceName = "nemo"
 
 // Options are the inputs of [DefaultAttributes]. Every field is optional.
 type Options struct {
-	// Env is the environment OTEL_RESOURCE_ATTRIBUTES, OTEL_SERVICE_NAME,
+	// Env is the environment OTEL_RESOURCE_ATTRIBUTES, OTEL_SERVICE_NAME, SLURM_JOB_ID,
 	// DEPLOYMENT_ENV and ENVIRONMENT are read from; nil is an empty
 	// environment. Pass detect.EnvList(os.Environ()) for the process's own.
 	Env detect.Env
@@ -71,15 +71,16 @@ type Options struct {
 //   - nemo.run.id: opts.RunID, given, then opts.NewRunID();
 //   - nemo.user.id: opts.User, given;
 //   - deployment.environment: opts.Attributes, DEPLOYMENT_ENV, ENVIRONMENT,
-//     inherited;
+//     inherited; inside a Slurm job (SLURM_JOB_ID set) ENVIRONMENT=BATCH is
+//     Slurm's mark of the batch script and does not count;
 //   - service.instance.id: opts.ServiceInstanceID, given, else
 //     "<nemo.run.id>-rank<nv.dl.rank>" when nv.dl.rank is given as an
 //     integer; else it is left to the SDK.
 //
 // The rank is never taken from RANK, WORLD_SIZE or SLURM_PROCID, which need
-// not be the caller's rank. When it is missing, and no instance id is given,
-// the warnings include one for nv.dl.rank: telemetry of this process cannot
-// be filtered by rank.
+// not be the caller's rank. When it is missing or empty, and no instance id
+// is given, the warnings include exactly one for nv.dl.rank: telemetry of
+// this process cannot be filtered by rank.
 //
 // Entries of the carrier that cannot be parsed are reported as warnings
 // too; DefaultAttributes reads the whole carrier.
@@ -149,6 +150,11 @@ func DefaultAttributes(opts Options) ([]attribute.KeyValue, []libcarrier.Warning
 	deployment := lookup(env, "DEPLOYMENT_ENV")
 	if deployment == "" {
 		deployment = lookup(env, "ENVIRONMENT")
+		// Slurm sets ENVIRONMENT=BATCH in the batch script, and its steps
+		// inherit it: inside a job it names no deployment.
+		if deployment == "BATCH" && lookup(env, "SLURM_JOB_ID") != "" {
+			deployment = ""
+		}
 	}
 	set(KeyDeploymentEnv, pick(KeyDeploymentEnv, "", deployment))
 
@@ -170,6 +176,9 @@ func DefaultAttributes(opts Options) ([]attribute.KeyValue, []libcarrier.Warning
 			set(KeyServiceInstanceID, fmt.Sprint(runID)+"-rank"+strconv.FormatInt(rank, 10))
 		case string:
 			if rank == "" {
+				// An empty rank is a missing one, reported once: not
+				// also as a value that is not an integer.
+				warns = slices.DeleteFunc(warns, func(w libcarrier.Warning) bool { return w.Key == KeyRank })
 				warns = append(warns, missingRank)
 			}
 			// Otherwise Typed has already said that it is not an integer.

@@ -20,6 +20,9 @@ import (
 type Detector struct {
 	env  detect.Env
 	opts detect.ResourceOptions
+	// countGPUs counts with nvidia-smi under the context of Detect, when
+	// the options have no counter of their own.
+	countGPUs func(context.Context) (int, bool)
 }
 
 var _ resource.Detector = (*Detector)(nil)
@@ -47,7 +50,7 @@ func NewDetector(env detect.Env, opts ...DetectorOption) *Detector {
 	}
 	if d.opts.Local.CountGPUs == nil {
 		// Without CUDA_VISIBLE_DEVICES, a Go program asks nvidia-smi.
-		d.opts.Local.CountGPUs = nvidiasmi.CountGPUs
+		d.countGPUs = nvidiasmi.CountGPUsContext
 	}
 	return d
 }
@@ -64,7 +67,12 @@ func (d *Detector) Detect(ctx context.Context) (*resource.Resource, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	attrs, warns := detect.Resource(d.env, d.opts)
+	opts := d.opts
+	if d.countGPUs != nil {
+		// nvidia-smi can hang; the caller's deadline bounds it.
+		opts.Local.CountGPUs = func() (int, bool) { return d.countGPUs(ctx) }
+	}
+	attrs, warns := detect.Resource(d.env, opts)
 	res := resource.NewSchemaless(KeyValues(attrs)...)
 	if len(warns) > 0 {
 		return res, &PartialError{Warnings: warns}

@@ -185,3 +185,31 @@ func TestKeyValues(t *testing.T) {
 		t.Errorf("KeyValues not sorted: %v", got)
 	}
 }
+
+// TestDetectorCountsGPUsUnderItsContext: nvidia-smi runs under the context
+// given to Detect, so the caller's deadline bounds it.
+func TestDetectorCountsGPUsUnderItsContext(t *testing.T) {
+	type key struct{}
+	d := NewDetector(detect.EnvMap{})
+	var seen any
+	d.countGPUs = func(ctx context.Context) (int, bool) {
+		seen = ctx.Value(key{})
+		return 4, true
+	}
+	res, err := d.Detect(context.WithValue(context.Background(), key{}, "caller"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if seen != "caller" {
+		t.Errorf("nvidia-smi counted under another context (value %v)", seen)
+	}
+	if v, ok := res.Set().Value("host.gpu.count"); !ok || v.AsInt64() != 4 {
+		t.Errorf("host.gpu.count = %v, %v", v, ok)
+	}
+	// A counter of the caller's own replaces nvidia-smi.
+	d = NewDetector(detect.EnvMap{}, WithResourceOptions(detect.ResourceOptions{
+		Local: detect.LocalOptions{CountGPUs: func() (int, bool) { return 1, true }}}))
+	if d.countGPUs != nil {
+		t.Error("nvidia-smi would still be asked")
+	}
+}

@@ -29,3 +29,19 @@ func ExampleCompute_unchanged() {
 	// Output:
 	// false
 }
+
+func ExampleCompute_repair() {
+	// One entry without '=' costs only that entry.
+	env := []string{
+		"SLURM_JOB_ID=12345",
+		"SLURM_CLUSTER_NAME=cluster-a",
+		"SLURM_STEP_ID=0",
+		"OTEL_RESOURCE_ATTRIBUTES=team=ml,stray",
+	}
+	res := taskenv.Compute(env, taskenv.Options{Exclude: []string{"slurm.restart_count"}})
+	fmt.Println(res.Dropped)
+	fmt.Println(res.Value)
+	// Output:
+	// [entry "stray" has no '=': dropped]
+	// nv.dl.job.uuid=be34ba0f-41ed-5d53-84c1-e3f3dd25bfd7,slurm.array.count=1,slurm.array.job_id=12345,slurm.array.task_id=0,slurm.cluster.name=cluster-a,slurm.job.id=12345,slurm.job.id.raw=12345,team=ml
+}

@@ -1,7 +1,7 @@
 package taskenv
 
 import (
-	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -17,31 +17,30 @@ import (
 // it on every input.
 func reference(env []string, opts Options) Result {
 	vars := detect.EnvList(env)
-	inStep := detect.InStep(vars)
+	// A stage is forced by editing the step variables, which the detector
+	// then reads as the plugin's step decision.
 	switch opts.Stage {
 	case StageBatch:
-		if inStep {
-			copied := maps(vars)
-			for _, name := range stepVars {
-				delete(copied, name)
-			}
-			vars = copied
-		}
-		inStep = false
+		copied := maps.Clone(vars)
+		delete(copied, "SLURM_STEP_ID")
+		delete(copied, "SLURM_STEPID")
+		vars = copied
 	case StageTask:
-		inStep = true
+		copied := maps.Clone(vars)
+		copied["SLURM_STEP_ID"] = "0"
+		vars = copied
 	}
+	inStep := detect.InStep(vars)
 
 	inheritedText, inheritedSet := vars.Lookup(libcarrier.EnvVar)
-	inherited, parseWarnings := libcarrier.Parse(inheritedText)
-	if len(parseWarnings) > 0 {
-		return Result{Warnings: parseWarnings, Reason: fmt.Sprintf(
-			"%s is malformed (%s); left as it was", libcarrier.EnvVar, parseWarnings[0])}
-	}
+	inherited, dropped := libcarrier.Parse(inheritedText)
+	dropped = append(dropped, unwritable(inherited)...)
+	repair := len(dropped) > 0
 	slurm, warnings := detect.SlurmStringsInherited(vars, inherited)
 	if len(slurm) == 0 {
 		return Result{Warnings: warnings}
 	}
+	dropped = append(dropped, unwritable(slurm)...)
 	excluded := func(key string) bool { return slices.Contains(opts.Exclude, key) }
 	written := func(key string) bool {
 		return !excluded(key) && (inStep || !strings.HasPrefix(key, "slurm.topology."))
@@ -65,28 +64,34 @@ func reference(env []string, opts Options) Result {
 			changed = true
 		}
 	}
-	if !changed {
-		return Result{Warnings: warnings}
+	if !changed && !repair {
+		return Result{Warnings: warnings, Dropped: dropped}
 	}
 	value, formatWarnings := libcarrier.FormatStrings(inherited)
 	warnings = append(warnings, formatWarnings...)
-	if entries(value) != len(inherited) {
-		return Result{Warnings: warnings, Reason: fmt.Sprintf(
-			"%s holds an entry that cannot be written back without loss (%s); left as it was",
-			libcarrier.EnvVar, firstWarning(formatWarnings))}
+	if value == "" {
+		return Result{Changed: true, Unset: true, Warnings: warnings, Dropped: dropped}
 	}
 	if reason := tooLarge(env, inheritedText, inheritedSet, value, opts.MaxEnvBytes); reason != "" {
-		return Result{Warnings: warnings, Reason: reason}
+		return Result{Warnings: warnings, Dropped: dropped, Reason: reason}
 	}
-	return Result{Value: value, Changed: true, Warnings: warnings}
+	return Result{Value: value, Changed: true, Warnings: warnings, Dropped: dropped}
 }
 
-func maps(m detect.EnvMap) detect.EnvMap {
-	out := make(detect.EnvMap, len(m))
-	for k, v := range m {
-		out[k] = v
+// unwritable deletes from m, in key order, the entries that FormatStrings
+// drops, and returns its warnings about them.
+func unwritable(m map[string]string) []libcarrier.Warning {
+	var dropped []libcarrier.Warning
+	for _, key := range slices.Sorted(maps.Keys(m)) {
+		_, warns := libcarrier.FormatStrings(map[string]string{key: m[key]})
+		for _, w := range warns {
+			if strings.HasSuffix(w.Message, ": dropped") {
+				dropped = append(dropped, w)
+				delete(m, key)
+			}
+		}
 	}
-	return out
+	return dropped
 }
 
 // checkReference runs Compute and reference on env with each stage and a
@@ -97,8 +102,8 @@ func checkReference(t *testing.T, env []string, exclude []string) {
 		for _, maxEnv := range []int{0, 700, 1 << 20} {
 			opts := Options{Exclude: exclude, MaxEnvBytes: maxEnv, Stage: stage}
 			got, want := Compute(env, opts), reference(env, opts)
-			if got.Value != want.Value || got.Changed != want.Changed || got.Reason != want.Reason ||
-				!slices.Equal(got.Warnings, want.Warnings) {
+			if got.Value != want.Value || got.Changed != want.Changed || got.Unset != want.Unset || got.Reason != want.Reason ||
+				!slices.Equal(got.Warnings, want.Warnings) || !slices.Equal(got.Dropped, want.Dropped) {
 				t.Fatalf("Compute(%q, %+v) =\n%+v\nreference\n%+v", env, opts, got, want)
 			}
 		}
@@ -130,6 +135,13 @@ var referenceEnvs = [][]string{
 	{"SLURM_JOB_ID=7", "SLURM_STEP_ID=-5", "SLURMD_NODENAME=c1", "SLURM_TOPOLOGY_ADDR=c1"},
 	{"SLURM_JOB_ID=7", "SLURM_STEP_ID=extern", "SLURM_STEPID=3", "SLURMD_NODENAME=c1", "SLURM_TOPOLOGY_ADDR=c1"},
 	{"SLURM_JOB_ID=7", "SLURM_STEP_ID=4294967291", "SLURMD_NODENAME=c1"},
+	{"SLURM_JOB_ID=7", "SLURM_STEP_ID=4294967280", "SLURMD_NODENAME=c1", "SLURM_TOPOLOGY_ADDR=c1"},
+	// Malformed carriers are repaired.
+	{"SLURM_JOB_ID=7", "OTEL_RESOURCE_ATTRIBUTES=,,noequals,=novalue, ,k=v,,"},
+	{"SLURM_JOB_ID=7", "OTEL_RESOURCE_ATTRIBUTES=key%2Cpart=v,good=1,semi;key=x,slurm.job.name=%FF"},
+	{"SLURM_JOB_ID=7", "SLURM_JOB_NAME=run-\xff", "OTEL_RESOURCE_ATTRIBUTES=u=1"},
+	// Every inherited key is one that is removed: the variable is unset.
+	{"SLURM_STEP_ID=batch", "OTEL_RESOURCE_ATTRIBUTES=slurm.topology.addr=c1"},
 }
 
 // taskEnv is the environment of BenchmarkCompute: the srun task of

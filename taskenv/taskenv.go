@@ -13,28 +13,35 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/spank-otel/spank-otel/internal/carrier"
 	"github.com/spank-otel/spank-otel/detect"
+	"github.com/spank-otel/spank-otel/internal/carrier"
 	"github.com/spank-otel/spank-otel/libcarrier"
 )
 
 // MaxArgStrlen is the kernel's limit on one argument or environment string
 // given to execve, its terminating NUL included (MAX_ARG_STRLEN on Linux).
+// A carrier is written only when "OTEL_RESOURCE_ATTRIBUTES=value" with its
+// NUL is under this size: the kernel would take exactly MaxArgStrlen bytes,
+// but Slurm's setenvf, behind spank_setenv, refuses it and still reports
+// success.
 const MaxArgStrlen = 32 * 4096
 
-// Stage says which kind of Slurm step a task belongs to.
+// Stage says which kind of Slurm step a task belongs to. One decision
+// drives both stage-dependent keys: the head node is written only at the
+// job level, the topology only in a step.
 type Stage int
 
 const (
 	// StageAuto takes the stage from the environment: a task is in a step
 	// when SLURM_STEP_ID or SLURM_STEPID names a regular step (see
-	// detect.InStep).
+	// detect.InStep); the batch script and Slurm's other special steps are
+	// at the job level.
 	StageAuto Stage = iota
-	// StageBatch treats the task as the batch script: topology is not
-	// written, the head node is.
+	// StageBatch treats the task as the batch script: the head node is
+	// written, the topology is not.
 	StageBatch
-	// StageTask treats the task as a task of a job step: topology is
-	// written, the head node is not.
+	// StageTask treats the task as a task of a job step: the topology is
+	// written, the head node is not (an inherited one is kept).
 	StageTask
 )
 
@@ -45,9 +52,9 @@ type Options struct {
 	// excluded key is kept as the user's own attribute.
 	Exclude []string
 	// MaxEnvBytes is the execve budget for the whole environment: the bytes
-	// of every "NAME=value" string with its NUL plus one pointer each.
-	// Zero or less disables the total check; the per-variable limit
-	// (MaxArgStrlen) always applies.
+	// of every "NAME=value" string with its NUL plus one pointer each, as
+	// ExecBudget returns it. Zero or less disables the total check; the
+	// per-variable limit (MaxArgStrlen) always applies.
 	MaxEnvBytes int
 	// Stage overrides how the task's step is recognised.
 	Stage Stage
@@ -58,9 +65,20 @@ type Result struct {
 	// Value is the canonical carrier to write. It is only meaningful when
 	// Changed is true.
 	Value string
-	// Changed is true when the variable must be set to Value. When false,
-	// the variable is left exactly as it was: unset stays unset.
+	// Changed is true when the variable must be set to Value, or unset
+	// when Unset is true. When false, the variable is left exactly as it
+	// was: unset stays unset.
 	Changed bool
+	// Unset is true when the variable must be removed: every inherited
+	// entry was one that Compute removes, and an empty variable would
+	// still be a variable. Changed is then true and Value empty.
+	Unset bool
+	// Dropped has one warning per entry that could not be written: an
+	// inherited entry that the carrier format drops (no '=', an empty or
+	// invalid key, a value that is not valid UTF-8), and a Slurm value that
+	// is not valid UTF-8. The rest is written all the same; a user would
+	// want to know what was lost.
+	Dropped []libcarrier.Warning
 	// Warnings are details worth a verbose log line: dropped inherited
 	// integers and the like. They never stop the write.
 	Warnings []libcarrier.Warning
@@ -69,9 +87,6 @@ type Result struct {
 	// would want to know this.
 	Reason string
 }
-
-// stepVars are the variables by which Slurm marks a task as part of a step.
-var stepVars = [...]string{"SLURM_STEP_ID", "SLURM_STEPID"}
 
 // Capacities of the per-task buffers: a realistic task fits, so that
 // nothing but the result allocates; a larger one still works.
@@ -86,58 +101,62 @@ const (
 //
 // Inherited keys outside the Slurm allowlist are kept as they are. For the
 // allowlisted keys the result holds exactly the Slurm detector's values.
-// A malformed inherited carrier, or one that the canonical format could not
-// reproduce without loss, is left untouched: the user's attributes matter
-// more than ours.
+// A malformed inherited carrier is repaired, not kept: the entries that
+// the carrier format drops are dropped (see Result.Dropped) and the rest is
+// written with the identity. The Java and JavaScript SDKs discard the whole
+// variable on one bad entry, so a carrier left malformed would give them
+// nothing, the user's own attributes included. A Slurm variable that is
+// not valid UTF-8 costs only its own key.
+//
+// The variable is left alone when nothing would change (outside Slurm,
+// always) and when the result would not fit execve.
 func Compute(env []string, opts Options) Result {
 	// Only the variables the Slurm detector reads are looked at, in one
 	// pass over env: no map of the whole environment is built.
 	vars := detect.SlurmEnvList(env)
-	inStep := vars.InStep()
 	switch opts.Stage {
 	case StageBatch:
-		if inStep {
-			vars = detect.SlurmEnvList(withoutStep(env))
-		}
-		inStep = false
+		vars.SetInStep(false)
 	case StageTask:
-		inStep = true
+		vars.SetInStep(true)
 	}
+	// The detector decides the head node by the same answer.
+	inStep := vars.InStep()
 
 	inheritedText, inheritedSet := vars.Lookup(libcarrier.EnvVar)
 	var ibuf [inheritedBuf]carrier.KeyValue
-	inherited, parseWarnings := carrier.AppendParse(ibuf[:0], inheritedText)
-	if len(parseWarnings) > 0 {
-		return Result{Warnings: parseWarnings, Reason: libcarrier.EnvVar +
-			" is malformed (" + parseWarnings[0].String() + "); left as it was"}
-	}
+	inherited, dropped := carrier.AppendParse(ibuf[:0], inheritedText)
+	inherited, repaired := carrier.Repair(inherited)
+	dropped = append(dropped, repaired...)
+	repair := len(dropped) > 0
 
 	var sbuf [slurmBuf]carrier.KeyValue
 	slurm, warnings := detect.AppendSlurmStrings(sbuf[:0], &vars, inherited)
 	if len(slurm) == 0 {
+		// Outside Slurm there is no identity to write, so no reason to
+		// touch the user's carrier, malformed or not.
 		return Result{Warnings: warnings}
 	}
+	slurm, unwritable := carrier.Repair(slurm)
+	dropped = append(dropped, unwritable...)
 
 	var cbuf [carrierBuf]carrier.KeyValue
 	out, changed := merge(cbuf[:0], inherited, slurm, opts.Exclude, inStep)
-	if !changed {
-		return Result{Warnings: warnings}
+	if !changed && !repair {
+		return Result{Warnings: warnings, Dropped: dropped}
 	}
 
+	// Inherited and Slurm entries are repaired, so nothing is dropped here;
+	// the warnings are about long values, which are written.
 	value, formatWarnings := carrier.FormatList(out)
 	warnings = append(warnings, formatWarnings...)
-	// Canonical values never hold a raw comma, so the entry count tells
-	// whether the format had to drop something (a key or value it cannot
-	// encode). Dropping a user's attribute is worse than writing none.
-	if entries(value) != len(out) {
-		return Result{Warnings: warnings, Reason: libcarrier.EnvVar +
-			" holds an entry that cannot be written back without loss (" +
-			firstWarning(formatWarnings) + "); left as it was"}
+	if value == "" {
+		return Result{Changed: true, Unset: true, Warnings: warnings, Dropped: dropped}
 	}
 	if reason := tooLarge(env, inheritedText, inheritedSet, value, opts.MaxEnvBytes); reason != "" {
-		return Result{Warnings: warnings, Reason: reason}
+		return Result{Warnings: warnings, Dropped: dropped, Reason: reason}
 	}
-	return Result{Value: value, Changed: true, Warnings: warnings}
+	return Result{Value: value, Changed: true, Warnings: warnings, Dropped: dropped}
 }
 
 // merge appends to dst the carrier to write: the inherited entries, with
@@ -202,52 +221,66 @@ func merge(dst, inherited, slurm []carrier.KeyValue, exclude []string, inStep bo
 	return dst, changed
 }
 
-// withoutStep returns a copy of env without the step markers, for a task
-// of a step that is to be treated as the batch script.
-func withoutStep(env []string) []string {
-	return slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
-		name, _, _ := strings.Cut(kv, "=")
-		return slices.Contains(stepVars[:], name)
-	})
-}
+// pointerBytes is the size of one envp pointer, which execve counts too.
+const pointerBytes = 8
 
-func entries(value string) int {
-	if value == "" {
-		return 0
-	}
-	return strings.Count(value, ",") + 1
-}
-
-func firstWarning(ws []libcarrier.Warning) string {
-	if len(ws) == 0 {
-		return "unknown entry"
-	}
-	return ws[0].String()
-}
+// entryBytes is what one "NAME=value" string costs execve: its bytes, its
+// NUL and its pointer.
+func entryBytes(nameValue int) int { return nameValue + 1 + pointerBytes }
 
 // tooLarge reports why writing value would make the task's execve fail, or
 // "" when it fits.
 func tooLarge(env []string, oldValue string, oldSet bool, value string, maxEnvBytes int) string {
 	entry := len(libcarrier.EnvVar) + 1 + len(value) + 1
-	if entry > MaxArgStrlen {
-		return libcarrier.EnvVar + " would be " + strconv.Itoa(entry) + " bytes, over the kernel's " +
+	if entry >= MaxArgStrlen {
+		return libcarrier.EnvVar + " would be " + strconv.Itoa(entry) + " bytes with its name and NUL, not under the " +
 			strconv.Itoa(MaxArgStrlen) + "-byte limit for one variable; left as it was"
 	}
 	if maxEnvBytes <= 0 {
 		return ""
 	}
-	const pointer = 8
 	total := 0
 	for _, kv := range env {
-		total += len(kv) + 1 + pointer
+		total += entryBytes(len(kv))
 	}
 	if oldSet {
-		total -= len(libcarrier.EnvVar) + 1 + len(oldValue) + 1 + pointer
+		total -= entryBytes(len(libcarrier.EnvVar) + 1 + len(oldValue))
 	}
-	total += entry + pointer
+	total += entryBytes(len(libcarrier.EnvVar) + 1 + len(value))
 	if total > maxEnvBytes {
 		return "the task environment would be " + strconv.Itoa(total) + " bytes, over the " +
 			strconv.Itoa(maxEnvBytes) + "-byte execve budget; " + libcarrier.EnvVar + " left as it was"
 	}
 	return ""
+}
+
+// ExecSlack is the room ExecBudget keeps free for what is still added to a
+// task's execve after the value is computed: the program path, which the
+// kernel counts, TMPDIR, and what a TaskProlog prints.
+const ExecSlack = 8192
+
+// ExecBudget returns Options.MaxEnvBytes for a process whose RLIMIT_STACK
+// soft limit is stack (in bytes; ^uint64(0), RLIM_INFINITY, for none) and
+// whose execve gets the arguments argv. The kernel (fs/exec.c) takes
+// argument and environment strings up to a quarter of the stack limit,
+// capped at 6 MiB (three quarters of its 8 MiB _STK_LIM) and never below
+// 128 KiB; the budget is that minus the argument strings with their NULs,
+// one pointer per argument (at least one) and ExecSlack. It is never below
+// 1, so that a full budget still means a check. The plugin's shim computes
+// the same (spank/budget.c), and the command calls this function.
+func ExecBudget(stack uint64, argv []string) int {
+	const floor, ceiling = 32 * 4096, 6 << 20
+	limit := uint64(ceiling)
+	if stack/4 < limit {
+		limit = stack / 4
+	}
+	limit = max(limit, floor)
+	used := uint64(max(len(argv), 1)*pointerBytes + ExecSlack)
+	for _, arg := range argv {
+		used += uint64(len(arg)) + 1
+	}
+	if used >= limit {
+		return 1
+	}
+	return int(limit - used)
 }

@@ -136,19 +136,10 @@ func TestCompute(t *testing.T) {
 			want:    map[string]string{"slurm.topology.addr": "c2"},
 		},
 		{
-			name:   "a malformed carrier is left alone",
-			env:    step("OTEL_RESOURCE_ATTRIBUTES=a=1,garbage"),
-			reason: "malformed",
-		},
-		{
-			name:   "a carrier with a value the format cannot keep is left alone",
-			env:    step("OTEL_RESOURCE_ATTRIBUTES=a=\xff,b=2"),
-			reason: "without loss",
-		},
-		{
-			name:   "a key the format cannot keep is left alone",
-			env:    step(`OTEL_RESOURCE_ATTRIBUTES=we"ird=1`),
-			reason: "without loss",
+			name:    "a malformed carrier is repaired",
+			env:     step("OTEL_RESOURCE_ATTRIBUTES=a=1,garbage"),
+			changed: true,
+			want:    map[string]string{"a": "1", "slurm.job.id": "77"},
 		},
 		{
 			name:    "a percent at the end is kept literally",

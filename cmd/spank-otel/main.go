@@ -39,7 +39,7 @@ const (
 )
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Environ(), os.Stdout, os.Stderr))
+	os.Exit(run(os.Args[1:], os.Environ(), execveBudget(), os.Stdout, os.Stderr))
 }
 
 // command is one subcommand.
@@ -55,6 +55,7 @@ type command struct {
 // tests run invocations side by side.
 type cli struct {
 	env            []string
+	maxEnvBytes    int // the execve budget for task-env and export; 0: none
 	stdout, stderr io.Writer
 	stage          string
 	runID          string
@@ -89,8 +90,9 @@ func usage(w io.Writer) {
 	fmt.Fprintf(w, "\nRun 'spank-otel COMMAND --help' for a command's flags.\n")
 }
 
-// run executes one invocation and returns its exit code.
-func run(args, env []string, stdout, stderr io.Writer) int {
+// run executes one invocation and returns its exit code. maxEnvBytes is
+// the execve budget of the environment (taskenv.Options.MaxEnvBytes).
+func run(args, env []string, maxEnvBytes int, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		usage(stderr)
 		return exitUsage
@@ -104,7 +106,7 @@ func run(args, env []string, stdout, stderr io.Writer) int {
 		if cmd.name != args[0] {
 			continue
 		}
-		c := &cli{env: env, stdout: stdout, stderr: stderr}
+		c := &cli{env: env, maxEnvBytes: maxEnvBytes, stdout: stdout, stderr: stderr}
 		fs := flag.NewFlagSet("spank-otel "+cmd.name, flag.ContinueOnError)
 		fs.SetOutput(stderr)
 		fs.Usage = func() {
@@ -146,13 +148,16 @@ func (c *cli) noArgs(name string, args []string) bool {
 // compute runs the plugin's own computation and returns the variable's
 // resulting value and whether it is set at all.
 func (c *cli) compute(stage taskenv.Stage) (string, bool) {
-	res := taskenv.Compute(c.env, taskenv.Options{MaxEnvBytes: execveBudget(), Stage: stage})
+	res := taskenv.Compute(c.env, taskenv.Options{MaxEnvBytes: c.maxEnvBytes, Stage: stage})
+	for _, w := range res.Dropped {
+		fmt.Fprintf(c.stderr, "spank-otel: %s: %s\n", libcarrier.EnvVar, w)
+	}
 	c.warn(res.Warnings)
 	if res.Reason != "" {
 		fmt.Fprintf(c.stderr, "spank-otel: %s\n", res.Reason)
 	}
 	if res.Changed {
-		return res.Value, true
+		return res.Value, !res.Unset
 	}
 	return detect.EnvList(c.env).Lookup(libcarrier.EnvVar)
 }
@@ -183,8 +188,11 @@ func (c *cli) export(args []string) int {
 		fmt.Fprintf(c.stderr, "spank-otel export: --stage must be sbatch or task, not %q\n", c.stage)
 		return exitUsage
 	}
+	// Both lines are what a shell's eval and a TaskProlog understand.
 	if value, set := c.compute(stage); set {
 		fmt.Fprintf(c.stdout, "export %s=%s\n", libcarrier.EnvVar, shellQuote(value))
+	} else {
+		fmt.Fprintf(c.stdout, "unset %s\n", libcarrier.EnvVar)
 	}
 	return exitOK
 }
@@ -242,32 +250,27 @@ func (c *cli) printJSON(v any) int {
 
 // shellQuote quotes s for a POSIX shell. A canonical carrier is almost
 // always plain, and then it stays unquoted, which also suits a TaskProlog,
-// where Slurm takes the text after '=' literally.
+// where Slurm takes the text after '=' literally. In an assignment the
+// shell expands a '~' at the start of the value or after a ':' (~root
+// becomes /root), so such a value is quoted too.
 func shellQuote(s string) string {
 	plain := s != "" && strings.IndexFunc(s, func(r rune) bool {
 		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("%,=._~-:/@+", r))
-	}) < 0
+	}) < 0 && !strings.HasPrefix(s, "~") && !strings.Contains(s, ":~")
 	if plain {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// execveBudget is the kernel's limit on execve's argument and environment
-// space for this process: a quarter of the stack limit, at least 32 pages
-// and at most three quarters of 8 MiB (fs/exec.c). Zero when unknown.
+// execveBudget is taskenv.ExecBudget for this process's stack limit, the
+// rule the plugin applies to a task; 0 (no total check) when the limit
+// cannot be read. A TaskProlog or a batch script does not know the
+// arguments of the program that will run, so none are counted.
 func execveBudget() int {
 	var lim unix.Rlimit
 	if err := unix.Getrlimit(unix.RLIMIT_STACK, &lim); err != nil {
 		return 0
 	}
-	const floor, ceiling = 32 * 4096, 6 << 20
-	budget := uint64(ceiling)
-	if lim.Cur != unix.RLIM_INFINITY && lim.Cur/4 < budget {
-		budget = lim.Cur / 4
-	}
-	if budget < floor {
-		budget = floor
-	}
-	return int(budget)
+	return taskenv.ExecBudget(lim.Cur, nil)
 }

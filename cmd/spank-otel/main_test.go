@@ -8,7 +8,10 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
+	"golang.org/x/sys/unix"
 	"gotest.tools/v3/assert"
+
+	"github.com/spank-otel/spank-otel/taskenv"
 )
 
 var slurmStep = []string{
@@ -18,8 +21,12 @@ var slurmStep = []string{
 }
 
 func invoke(args []string, env []string) (code int, stdout, stderr string) {
+	return invokeBudget(args, env, 0)
+}
+
+func invokeBudget(args []string, env []string, maxEnvBytes int) (code int, stdout, stderr string) {
 	var out, errOut bytes.Buffer
-	code = run(args, env, &out, &errOut)
+	code = run(args, env, maxEnvBytes, &out, &errOut)
 	return code, out.String(), errOut.String()
 }
 
@@ -38,8 +45,20 @@ func TestCommands(t *testing.T) {
 		{name: "task-env outside Slurm prints nothing", args: []string{"task-env"}, env: []string{"HOME=/"}},
 		{name: "task-env outside Slurm keeps a set value", args: []string{"task-env"},
 			env: []string{"OTEL_RESOURCE_ATTRIBUTES=a=1"}, stdout: "a=1\n"},
-		{name: "task-env warns on a malformed carrier and keeps it", args: []string{"task-env"},
-			env: append([]string{"OTEL_RESOURCE_ATTRIBUTES=a=1,junk"}, slurmStep...), stdout: "a=1,junk\n", stderrPart: "malformed"},
+		{name: "task-env repairs a malformed carrier and says what it dropped", args: []string{"task-env"},
+			env: append([]string{"OTEL_RESOURCE_ATTRIBUTES=a=1,junk"}, slurmStep...), stdout: "a=1,nv.dl.job.uuid=",
+			stderrPart: `spank-otel: OTEL_RESOURCE_ATTRIBUTES: entry "junk" has no '=': dropped`},
+		{name: "task-env outside Slurm leaves a malformed carrier", args: []string{"task-env"},
+			env: []string{"OTEL_RESOURCE_ATTRIBUTES=a=1,junk"}, stdout: "a=1,junk\n"},
+		{name: "export unsets an empty result", args: []string{"export"},
+			env: []string{"OTEL_RESOURCE_ATTRIBUTES=slurm.topology.addr=c1"}, stdout: "unset OTEL_RESOURCE_ATTRIBUTES\n"},
+		{name: "task-env prints nothing for an empty result", args: []string{"task-env"},
+			env: []string{"OTEL_RESOURCE_ATTRIBUTES=slurm.topology.addr=c1"}},
+		{name: "export outside Slurm keeps the variable unset", args: []string{"export"}, env: []string{"HOME=/"},
+			stdout: "unset OTEL_RESOURCE_ATTRIBUTES\n"},
+		{name: "export --stage task writes topology and no head node", args: []string{"export", "--stage", "task"},
+			env:    append([]string{"SLURMD_NODENAME=c1", "SLURM_TOPOLOGY_ADDR=c1"}, slurmStep[:2]...),
+			stdout: "export OTEL_RESOURCE_ATTRIBUTES=nv.dl.job.uuid=be34ba0f-41ed-5d53-84c1-e3f3dd25bfd7,slurm.array.count=1,slurm.array.job_id=12345,slurm.array.task_id=0,slurm.cluster.name=cluster-a,slurm.job.id=12345,slurm.job.id.raw=12345,slurm.restart_count=0,slurm.topology.addr=c1\n"},
 		{name: "export", args: []string{"export"}, env: withUser, stdout: "export OTEL_RESOURCE_ATTRIBUTES=" + want + "\n"},
 		{name: "export quotes what the shell would read", args: []string{"export"},
 			env: []string{"OTEL_RESOURCE_ATTRIBUTES=it's=1"}, stdout: `export OTEL_RESOURCE_ATTRIBUTES='it'\''s=1'` + "\n"},
@@ -88,16 +107,52 @@ func TestDetectPrintsIntegersAsNumbers(t *testing.T) {
 	assert.Assert(t, hasPID)
 }
 
-// TestExportEvaluates runs the printed line through a real shell and reads
+// TestExportEvaluates runs the printed line through real shells and reads
 // the variable back.
 func TestExportEvaluates(t *testing.T) {
-	for _, carrier := range []string{"a=1", "it's=x%27y", `k$x=1`} {
-		code, stdout, _ := invoke([]string{"export"}, []string{"OTEL_RESOURCE_ATTRIBUTES=" + carrier})
-		assert.Equal(t, code, 0)
-		out, err := exec.Command("sh", "-c", stdout+`printf %s "$OTEL_RESOURCE_ATTRIBUTES"`).Output()
-		assert.NilError(t, err)
-		assert.Equal(t, string(out), carrier)
+	carriers := []string{"a=1", "it's=x%27y", `k$x=1`, "~root:x=1", "~/x=1", "a=1,x:~root:y=1", "a=1,x:~/y=1", "~=1"}
+	for _, shell := range []string{"sh", "bash"} {
+		if _, err := exec.LookPath(shell); err != nil {
+			t.Fatalf("%s: %v", shell, err)
+		}
+		for _, carrier := range carriers {
+			code, stdout, _ := invoke([]string{"export"}, []string{"OTEL_RESOURCE_ATTRIBUTES=" + carrier})
+			assert.Equal(t, code, 0)
+			out, err := exec.Command(shell, "-c", stdout+`printf %s "$OTEL_RESOURCE_ATTRIBUTES"`).Output()
+			assert.NilError(t, err)
+			assert.Equal(t, string(out), carrier, "%s read back %q", shell, stdout)
+		}
 	}
+}
+
+func TestShellQuote(t *testing.T) {
+	for in, want := range map[string]string{
+		"a=1,b=x%2Cy":   "a=1,b=x%2Cy",
+		"~root:x=1":     "'~root:x=1'",
+		"a=1,x:~root=1": "'a=1,x:~root=1'",
+		"a=1,x~=1":      "a=1,x~=1",
+		"it's=1":        `'it'\''s=1'`,
+		"":              "''",
+	} {
+		assert.Equal(t, shellQuote(in), want, "shellQuote(%q)", in)
+	}
+}
+
+// TestBudget: the command applies the plugin's execve budget.
+func TestBudget(t *testing.T) {
+	env := append([]string{"OTEL_RESOURCE_ATTRIBUTES=u=1"}, slurmStep...)
+	code, stdout, stderr := invokeBudget([]string{"export"}, env, 400)
+	assert.Equal(t, code, 0)
+	assert.Equal(t, stdout, "export OTEL_RESOURCE_ATTRIBUTES=u=1\n")
+	assert.Assert(t, strings.Contains(stderr, "execve budget"), "stderr %q", stderr)
+
+	_, stdout, _ = invokeBudget([]string{"export"}, env, 4096)
+	assert.Assert(t, strings.Contains(stdout, "slurm.job.id=12345"), "stdout %q", stdout)
+
+	// This process's own budget follows the shared rule.
+	var lim unix.Rlimit
+	assert.NilError(t, unix.Getrlimit(unix.RLIMIT_STACK, &lim))
+	assert.Equal(t, execveBudget(), taskenv.ExecBudget(lim.Cur, nil))
 }
 
 func uuidOf(name string) string {

@@ -21,11 +21,17 @@ const Timeout = 10 * time.Second
 // found on the process PATH. It reports false when nvidia-smi is not there,
 // fails or times out. Its signature fits detect.LocalOptions.CountGPUs.
 func CountGPUs() (int, bool) {
+	return CountGPUsContext(context.Background())
+}
+
+// CountGPUsContext is [CountGPUs] bounded by ctx as well as by Timeout: a
+// caller's deadline or cancellation stops nvidia-smi too.
+func CountGPUsContext(ctx context.Context) (int, bool) {
 	path, err := exec.LookPath("nvidia-smi")
 	if err != nil {
 		return 0, false
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), Timeout)
+	ctx, cancel := context.WithTimeout(ctx, Timeout)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, path, "-L").Output()
 	if err != nil {

@@ -1,10 +1,13 @@
 package nvidiasmi_test
 
 import (
+	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/spank-otel/spank-otel/detect"
 	"github.com/spank-otel/spank-otel/detect/nvidiasmi"
@@ -73,4 +76,24 @@ func ExampleCountGPUs() {
 	})
 	fmt.Println(attrs["host.gpu.count"])
 	// Output: 2
+}
+
+// TestCountGPUsContext: the caller's deadline stops a hanging nvidia-smi
+// long before Timeout.
+func TestCountGPUsContext(t *testing.T) {
+	sleep, err := exec.LookPath("sleep")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fakeNvidiaSMI(t, "exec "+sleep+" 30\n")
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	n, ok := nvidiasmi.CountGPUsContext(ctx)
+	if ok || n != 0 {
+		t.Errorf("CountGPUsContext = %d, %v; want 0, false", n, ok)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("took %v: the caller's deadline was ignored", d)
+	}
 }

@@ -5,7 +5,9 @@
 //
 // Besides the functions libcarrier exports, it has the slice forms of the
 // per-task path: [AppendParse] and [FormatList] work on [KeyValue] entries
-// and build no maps.
+// and build no maps, and [Repair] removes from such entries the ones that
+// FormatList would drop, so that a malformed carrier is repaired rather
+// than kept or given up.
 package carrier
 
 // EnvVar is the environment variable that OpenTelemetry SDKs read resource

@@ -23,3 +23,19 @@ func ExampleFormatList() {
 	fmt.Println(s)
 	// Output: note=a%2Cb,team=infra
 }
+
+func ExampleRepair() {
+	// A carrier with entries no SDK reads the same way.
+	kvs, warns := carrier.AppendParse(nil, "team=ml,noequals,semi;key=x,run=%FF")
+	kvs, dropped := carrier.Repair(kvs)
+	for _, w := range append(warns, dropped...) {
+		fmt.Println(w)
+	}
+	s, _ := carrier.FormatList(kvs)
+	fmt.Println(s)
+	// Output:
+	// entry "noequals" has no '=': dropped
+	// key "run": value is not valid UTF-8: dropped
+	// key "semi;key": key contains ';': dropped
+	// team=ml
+}

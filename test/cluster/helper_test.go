@@ -5,6 +5,7 @@ package cluster
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -103,15 +104,23 @@ EOF`, tag)))
 		if strings.HasPrefix(tk.name, "off.") {
 			continue
 		}
-		// The step parent's descriptor of the library shifts the numbers
-		// of Slurm's later ones, so the count is compared, not the list:
-		// the task holds as many as with the plugin off, and fewer than
-		// between the two callbacks (the helper's socket, pipe and pidfd).
-		if want := offFDs[tk.env["SLURMD_NODENAME"]]; strings.HasPrefix(tk.name, "on.") && fdCount(after) != want {
-			t.Errorf("%s: %d descriptors after spank-otel, %d with the plugin off (%s)", tk.name, fdCount(after), want, after["fd_list"])
+		// Between the two probes only plugin code runs in the task child,
+		// so the descriptors after spank-otel's task_init are exactly
+		// those before it minus the helper's three (socket, stderr pipe,
+		// pidfd). A comparison with a plugin-off step would not do: how
+		// many of slurmstepd's connections a task inherits depends on
+		// when it was forked, and differed by 2-3 between steps here.
+		beforeFDs, afterFDs := strings.Split(before["fd_list"], ","), strings.Split(after["fd_list"], ",")
+		if n := len(beforeFDs) - len(afterFDs); n != 3 {
+			t.Errorf("%s: spank-otel's task_init closed %d descriptors, want the helper's 3 (before %s, after %s)", tk.name, n, before["fd_list"], after["fd_list"])
 		}
-		if fdCount(after) >= fdCount(before) {
-			t.Errorf("%s: %d descriptors before spank-otel's task_init, %d after: the helper's were not closed", tk.name, fdCount(before), fdCount(after))
+		for _, fd := range afterFDs {
+			if !slices.Contains(beforeFDs, fd) {
+				t.Errorf("%s: descriptor %s is new after spank-otel's task_init (before %s, after %s)", tk.name, fd, before["fd_list"], after["fd_list"])
+			}
+		}
+		if strings.HasPrefix(tk.name, "on.") {
+			t.Logf("%s: %d descriptors after spank-otel, %d in a task of the plugin-off step", tk.name, len(afterFDs), offFDs[tk.env["SLURMD_NODENAME"]])
 		}
 		checkIdentity(t, tk, tk.attrs(t))
 	}
@@ -232,9 +241,10 @@ func helperFaults(t *testing.T, m *matrix) {
 	for _, c := range cases {
 		name := "Go library: " + c.fault
 		t.Run(name, func(t *testing.T) {
-			// Go's out-of-memory path can take a second on a busy node;
-			// only the hang has to meet the timeout.
-			timeout := "2000"
+			// Go's out-of-memory path took over 2 s on a busy node here;
+			// the faults are about the outcome, and only the hang is
+			// about the timeout.
+			timeout := "20000"
 			if c.fault == "hang" {
 				timeout = "500"
 			}
