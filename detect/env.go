@@ -1,13 +1,15 @@
 package detect
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/spank-otel/spank-otel/internal/uuidv5"
+)
 
 // Env is the environment a detector reads. Lookup reports the value of a
 // variable and whether it is set at all; a variable set to "" is set.
-// It has the method set of uuidderive.Env, so an Env can be passed on.
-type Env interface {
-	Lookup(key string) (string, bool)
-}
+// It is the same type as uuidderive.Env.
+type Env = uuidv5.Env
 
 // EnvMap is an Env held in a map: a key that is absent is unset.
 type EnvMap map[string]string

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/spank-otel/spank-otel/detect"
+	"github.com/spank-otel/spank-otel/internal/slurm"
 )
 
 func TestInStep(t *testing.T) {
@@ -34,9 +35,9 @@ func TestInStep(t *testing.T) {
 			if got := detect.InStep(tc.env); got != tc.want {
 				t.Errorf("InStep(%v) = %v, want %v", tc.env, got, tc.want)
 			}
-			slim := detect.SlurmEnvList(envList(tc.env))
+			slim := slurm.VarsList(envList(tc.env))
 			if got := slim.InStep(); got != tc.want {
-				t.Errorf("(*SlurmEnv).InStep(%v) = %v, want %v", tc.env, got, tc.want)
+				t.Errorf("(*slurm.Vars).InStep(%v) = %v, want %v", tc.env, got, tc.want)
 			}
 		})
 	}
@@ -49,28 +50,6 @@ func TestHeadNodeInTheBatchScriptOf2605(t *testing.T) {
 	got, _ := detect.SlurmStrings(env)
 	if got["slurm.head_node.name"] != "c1" {
 		t.Errorf("slurm.head_node.name = %q, want c1 (result %v)", got["slurm.head_node.name"], got)
-	}
-}
-
-// TestSetInStep: a stage fixed by the caller decides the head node, whatever
-// the step variables say.
-func TestSetInStep(t *testing.T) {
-	for _, stepID := range []string{"", "0", "-5"} {
-		for _, inStep := range []bool{false, true} {
-			env := detect.SlurmEnvList([]string{"SLURM_JOB_ID=9", "SLURMD_NODENAME=c1", "SLURM_STEP_ID=" + stepID})
-			env.SetInStep(inStep)
-			if got := env.InStep(); got != inStep {
-				t.Errorf("SLURM_STEP_ID=%q, SetInStep(%v): InStep() = %v", stepID, inStep, got)
-			}
-			got, _ := detect.AppendSlurmStrings(nil, &env, nil)
-			head := false
-			for _, kv := range got {
-				head = head || kv.Key == detect.KeySlurmHeadNodeName
-			}
-			if head == inStep {
-				t.Errorf("SLURM_STEP_ID=%q, SetInStep(%v): head node written %v", stepID, inStep, head)
-			}
-		}
 	}
 }
 

@@ -1,384 +1,65 @@
 package detect
 
 import (
-	"cmp"
-	"math/bits"
-	"slices"
-	"strconv"
-	"strings"
-
-	"github.com/spank-otel/spank-otel/internal/carrier"
 	"github.com/spank-otel/spank-otel/internal/schema"
-	"github.com/spank-otel/spank-otel/internal/uuidv5"
+	"github.com/spank-otel/spank-otel/internal/slurm"
 	"github.com/spank-otel/spank-otel/libcarrier"
 )
 
+// The detector itself is package internal/slurm, which the per-task library
+// links without this package's os and fmt; these are its public names.
+
 // Keys the Slurm detector writes, and reads from the inherited carrier.
 const (
-	KeySlurmJobID               = "slurm.job.id"
-	KeySlurmJobIDRaw            = "slurm.job.id.raw"
-	KeySlurmArrayJobID          = "slurm.array.job_id"
-	KeySlurmArrayTaskID         = "slurm.array.task_id"
-	KeySlurmArrayCount          = "slurm.array.count"
-	KeySlurmSLUID               = "slurm.sluid"
-	KeySlurmArraySLUID          = "slurm.array.sluid"
-	KeySlurmJobName             = "slurm.job.name"
-	KeySlurmClusterName         = "slurm.cluster.name"
-	KeySlurmPartition           = "slurm.partition"
-	KeySlurmNNodes              = "slurm.nnodes"
-	KeySlurmNTasks              = "slurm.ntasks"
-	KeySlurmRestartCount        = "slurm.restart_count"
-	KeySlurmJobUser             = "slurm.job.user"
-	KeySlurmJobAccount          = "slurm.job.account"
-	KeySlurmJobQOS              = "slurm.job.qos"
-	KeySlurmJobReservation      = "slurm.job.reservation"
-	KeySlurmSegment             = "slurm.segment"
-	KeySlurmTopologyAddr        = "slurm.topology.addr"
-	KeySlurmTopologyAddrPattern = "slurm.topology.addr_pattern"
-	KeySlurmHeadNodeName        = "slurm.head_node.name"
-	KeyJobUUID                  = "nv.dl.job.uuid"
-	KeyRunUUID                  = "nv.dl.run.uuid"
+	KeySlurmJobID               = slurm.KeySlurmJobID
+	KeySlurmJobIDRaw            = slurm.KeySlurmJobIDRaw
+	KeySlurmArrayJobID          = slurm.KeySlurmArrayJobID
+	KeySlurmArrayTaskID         = slurm.KeySlurmArrayTaskID
+	KeySlurmArrayCount          = slurm.KeySlurmArrayCount
+	KeySlurmSLUID               = slurm.KeySlurmSLUID
+	KeySlurmArraySLUID          = slurm.KeySlurmArraySLUID
+	KeySlurmJobName             = slurm.KeySlurmJobName
+	KeySlurmClusterName         = slurm.KeySlurmClusterName
+	KeySlurmPartition           = slurm.KeySlurmPartition
+	KeySlurmNNodes              = slurm.KeySlurmNNodes
+	KeySlurmNTasks              = slurm.KeySlurmNTasks
+	KeySlurmRestartCount        = slurm.KeySlurmRestartCount
+	KeySlurmJobUser             = slurm.KeySlurmJobUser
+	KeySlurmJobAccount          = slurm.KeySlurmJobAccount
+	KeySlurmJobQOS              = slurm.KeySlurmJobQOS
+	KeySlurmJobReservation      = slurm.KeySlurmJobReservation
+	KeySlurmSegment             = slurm.KeySlurmSegment
+	KeySlurmTopologyAddr        = slurm.KeySlurmTopologyAddr
+	KeySlurmTopologyAddrPattern = slurm.KeySlurmTopologyAddrPattern
+	KeySlurmHeadNodeName        = slurm.KeySlurmHeadNodeName
+	KeyJobUUID                  = slurm.KeyJobUUID
+	KeyRunUUID                  = slurm.KeyRunUUID
 )
-
-// slurmKeyCount is the size of the allowlist, the most keys a result holds.
-const slurmKeyCount = 23
-
-// The allowlisted keys by index, in bytewise order, so that a result walked
-// by index is sorted by key.
-const (
-	keyJobUUID = iota
-	keyRunUUID
-	keyArrayCount
-	keyArrayJobID
-	keyArraySLUID
-	keyArrayTaskID
-	keyClusterName
-	keyHeadNodeName
-	keyJobAccount
-	keyJobID
-	keyJobIDRaw
-	keyJobName
-	keyJobQOS
-	keyJobReservation
-	keyJobUser
-	keyNNodes
-	keyNTasks
-	keyPartition
-	keyRestartCount
-	keySegment
-	keySLUID
-	keyTopologyAddr
-	keyTopologyAddrPattern
-)
-
-// slurmKeys are the allowlisted keys by index.
-var slurmKeys = [slurmKeyCount]string{
-	keyJobUUID:             KeyJobUUID,
-	keyRunUUID:             KeyRunUUID,
-	keyArrayCount:          KeySlurmArrayCount,
-	keyArrayJobID:          KeySlurmArrayJobID,
-	keyArraySLUID:          KeySlurmArraySLUID,
-	keyArrayTaskID:         KeySlurmArrayTaskID,
-	keyClusterName:         KeySlurmClusterName,
-	keyHeadNodeName:        KeySlurmHeadNodeName,
-	keyJobAccount:          KeySlurmJobAccount,
-	keyJobID:               KeySlurmJobID,
-	keyJobIDRaw:            KeySlurmJobIDRaw,
-	keyJobName:             KeySlurmJobName,
-	keyJobQOS:              KeySlurmJobQOS,
-	keyJobReservation:      KeySlurmJobReservation,
-	keyJobUser:             KeySlurmJobUser,
-	keyNNodes:              KeySlurmNNodes,
-	keyNTasks:              KeySlurmNTasks,
-	keyPartition:           KeySlurmPartition,
-	keyRestartCount:        KeySlurmRestartCount,
-	keySegment:             KeySlurmSegment,
-	keySLUID:               KeySlurmSLUID,
-	keyTopologyAddr:        KeySlurmTopologyAddr,
-	keyTopologyAddrPattern: KeySlurmTopologyAddrPattern,
-}
-
-// slurmKey returns the index of key in the allowlist, or -1.
-func slurmKey(key string) int {
-	switch key {
-	case KeyJobUUID:
-		return keyJobUUID
-	case KeyRunUUID:
-		return keyRunUUID
-	case KeySlurmArrayCount:
-		return keyArrayCount
-	case KeySlurmArrayJobID:
-		return keyArrayJobID
-	case KeySlurmArraySLUID:
-		return keyArraySLUID
-	case KeySlurmArrayTaskID:
-		return keyArrayTaskID
-	case KeySlurmClusterName:
-		return keyClusterName
-	case KeySlurmHeadNodeName:
-		return keyHeadNodeName
-	case KeySlurmJobAccount:
-		return keyJobAccount
-	case KeySlurmJobID:
-		return keyJobID
-	case KeySlurmJobIDRaw:
-		return keyJobIDRaw
-	case KeySlurmJobName:
-		return keyJobName
-	case KeySlurmJobQOS:
-		return keyJobQOS
-	case KeySlurmJobReservation:
-		return keyJobReservation
-	case KeySlurmJobUser:
-		return keyJobUser
-	case KeySlurmNNodes:
-		return keyNNodes
-	case KeySlurmNTasks:
-		return keyNTasks
-	case KeySlurmPartition:
-		return keyPartition
-	case KeySlurmRestartCount:
-		return keyRestartCount
-	case KeySlurmSegment:
-		return keySegment
-	case KeySlurmSLUID:
-		return keySLUID
-	case KeySlurmTopologyAddr:
-		return keyTopologyAddr
-	case KeySlurmTopologyAddrPattern:
-		return keyTopologyAddrPattern
-	}
-	return -1
-}
 
 // IsSlurmKey reports whether key is one of the 23 keys the Slurm detector
 // reads from an inherited OTEL_RESOURCE_ATTRIBUTES: the 21 slurm.* keys it
 // derives, plus nv.dl.job.uuid and nv.dl.run.uuid. Retired keys such as
 // slurm.nodelist, slurm.cluster and slurm.torchelastic.restart_count are not
 // in the list.
-func IsSlurmKey(key string) bool {
-	return slurmKey(key) >= 0
-}
-
-// isSlurmInteger reports whether the allowlisted key of index i has integer
-// values.
-func isSlurmInteger(i int) bool {
-	return i >= 0 && schema.IsIntegerKey(slurmKeys[i])
-}
-
-// slurmValues are the values of a detection by allowlist index.
-type slurmValues struct {
-	value [slurmKeyCount]string
-	set   uint32 // bit i: value[i] is set
-}
-
-func (v *slurmValues) has(i int) bool { return v.set&(1<<i) != 0 }
-
-func (v *slurmValues) put(i int, value string) {
-	v.value[i] = value
-	v.set |= 1 << i
-}
-
-// inherit records the inherited value of key, if key is allowlisted and
-// value usable, and returns warns with a warning for an inherited integer
-// key that is not an integer.
-func (v *slurmValues) inherit(key, value string, warns []libcarrier.Warning) []libcarrier.Warning {
-	i := slurmKey(key)
-	if i < 0 || value == "" {
-		return warns
-	}
-	if isSlurmInteger(i) {
-		canon, ok := schema.Canonical(value)
-		if !ok {
-			return append(warns, libcarrier.Warning{Key: key,
-				Message: "inherited value " + quote(value) + " is not an integer: discarded"})
-		}
-		value = canon
-	}
-	v.put(i, value)
-	return warns
-}
+func IsSlurmKey(key string) bool { return slurm.IsKey(key) }
 
 // SlurmStrings is the Slurm detector. It returns the Slurm identity of the
 // task whose environment is env, with every value a string (integers in
 // canonical base 10), and warnings for the values it had to leave out.
 //
 // Values inherited through the allowlisted keys of env's
-// OTEL_RESOURCE_ATTRIBUTES (see [IsSlurmKey]) win; an empty inherited value is
-// ignored, and an inherited integer key whose value is not an integer is
-// discarded with a warning. Values derived from the SLURM_* variables fill the
-// remaining keys, but only when SLURM_JOB_ID is non-empty. nv.dl.job.uuid is
-// derived from the raw variables alone (see [uuidderive.JobUUID]);
-// nv.dl.run.uuid is only ever inherited. The result is empty, never nil, when
-// there is neither a job nor an inherited key.
+// OTEL_RESOURCE_ATTRIBUTES (see [IsSlurmKey]) win; an empty inherited value
+// is ignored, and an inherited integer key whose value is not an integer is
+// discarded with a warning. Values derived from the SLURM_* variables fill
+// the remaining keys, but only when SLURM_JOB_ID is non-empty.
+// nv.dl.job.uuid is derived from the raw variables alone (see
+// [uuidderive.JobUUID]); nv.dl.run.uuid is only ever inherited. The result
+// is empty, never nil, when there is neither a job nor an inherited key.
 //
 // Entries of the carrier that cannot be parsed are ignored here without a
 // warning: they concern the whole carrier, which its reader reports.
-//
-// This runs in every task of every job step, so it keeps allocations low:
-// keys are constants, values are substrings of env where possible, and the
-// result map is built once, at its final size. [AppendSlurmStrings] avoids
-// the map altogether.
 func SlurmStrings(env Env) (map[string]string, []libcarrier.Warning) {
-	se := SlurmEnvOf(env)
-	var v slurmValues
-	var warns []libcarrier.Warning
-	if text := se.value(varCarrier); text != "" {
-		var buf [32]carrier.KeyValue
-		inherited, _ := carrier.AppendParse(buf[:0], text)
-		for _, kv := range inherited {
-			warns = v.inherit(kv.Key, kv.Value, warns)
-		}
-	}
-	warns = detectSlurm(&se, &v, warns)
-	return v.toMap(), warns
-}
-
-// SlurmStringsInherited is [SlurmStrings] for a caller that has already
-// parsed env's OTEL_RESOURCE_ATTRIBUTES into inherited, so the carrier is
-// not parsed twice per task. inherited is only read.
-func SlurmStringsInherited(env Env, inherited map[string]string) (map[string]string, []libcarrier.Warning) {
-	se := SlurmEnvOf(env)
-	var v slurmValues
-	var warns []libcarrier.Warning
-	for key, value := range inherited {
-		warns = v.inherit(key, value, warns)
-	}
-	warns = detectSlurm(&se, &v, warns)
-	return v.toMap(), warns
-}
-
-// AppendSlurmStrings is [SlurmStringsInherited] for the per-task hot path:
-// the task's environment is a [SlurmEnv] (see [SlurmEnvOf] for any other
-// Env), the inherited carrier and the result are slices. It appends the
-// result to dst sorted by key, and returns the extended slice and the
-// warnings. inherited holds the entries of env's OTEL_RESOURCE_ATTRIBUTES,
-// as [carrier.AppendParse] returns them; when a key occurs more than
-// once, its last entry counts, as in a map built in order. env and
-// inherited are only read.
-//
-// With a dst of enough capacity (23 entries), only a derived
-// nv.dl.job.uuid or slurm.job.id of an array element, and the warnings,
-// allocate.
-func AppendSlurmStrings(dst []carrier.KeyValue, env *SlurmEnv, inherited []carrier.KeyValue) ([]carrier.KeyValue, []libcarrier.Warning) {
-	var v slurmValues
-	var warns []libcarrier.Warning
-	var seen uint32 // bit i: the last entry of allowlisted key i was read
-	for n := len(inherited) - 1; n >= 0; n-- {
-		kv := inherited[n]
-		if i := slurmKey(kv.Key); i >= 0 && seen&(1<<i) == 0 {
-			seen |= 1 << i
-			warns = v.inherit(kv.Key, kv.Value, warns)
-		}
-	}
-	warns = detectSlurm(env, &v, warns)
-	for i, value := range v.value {
-		if v.has(i) {
-			dst = append(dst, carrier.KeyValue{Key: slurmKeys[i], Value: value})
-		}
-	}
-	return dst, warns
-}
-
-// detectSlurm completes v, which holds the usable inherited values, with
-// the values derived from env, and returns warns, with the warnings of the
-// derivation added, ordered by key.
-//
-// The detector reads env by variable index, never by name, so it cannot
-// read a variable that a SlurmEnv does not hold.
-func detectSlurm(env *SlurmEnv, v *slurmValues, warns []libcarrier.Warning) []libcarrier.Warning {
-	if jobID := env.value(varJobID); jobID != "" {
-		warns = deriveSlurm(env, jobID, v, warns)
-	}
-	// Stable: a key's inherited warning stays before its local one.
-	slices.SortStableFunc(warns, func(a, b libcarrier.Warning) int { return strings.Compare(a.Key, b.Key) })
-	return warns
-}
-
-// toMap returns the values of v in a map. It is never nil.
-func (v *slurmValues) toMap() map[string]string {
-	m := make(map[string]string, bits.OnesCount32(v.set))
-	for i, value := range v.value {
-		if v.has(i) {
-			m[slurmKeys[i]] = value
-		}
-	}
-	return m
-}
-
-// deriveSlurm fills the keys of v that are still missing with the values
-// derived from env's SLURM_* variables. Values are computed only for missing
-// keys, so a local value that an inherited one replaces costs nothing and
-// warns about nothing.
-func deriveSlurm(env *SlurmEnv, jobID string, v *slurmValues, warns []libcarrier.Warning) []libcarrier.Warning {
-	// An array element is recognised by SLURM_ARRAY_TASK_ID being set; the
-	// job UUID derivation uses the same test.
-	taskID, array := env.value(varArrayTaskID), env.has(varArrayTaskID)
-	arrayJobID := env.value(varArrayJobID)
-
-	if !v.has(keyJobID) {
-		if array && arrayJobID != "" {
-			v.put(keyJobID, arrayJobID+"_"+taskID)
-		} else {
-			v.put(keyJobID, jobID)
-		}
-	}
-	v.fill(keyJobIDRaw, jobID)
-	v.fill(keyArrayJobID, cmp.Or(arrayJobID, jobID))
-	v.fill(keyArrayTaskID, cmp.Or(taskID, "0"))
-	warns = v.fillInteger(env, warns, keyArrayCount, "1", varArrayTaskCount)
-
-	// Slurm's own SLURM_JOB_SLUID (from 25.11) comes last: a launcher's
-	// value names the job as that launcher knows it.
-	v.fillFrom(env, keySLUID, varLensSLUID, varNVSLUID, varJobSLUID)
-	v.fillFrom(env, keyArraySLUID, varLensArraySLUID, varNVArraySLUID)
-	v.fillFrom(env, keyJobName, varJobName)
-	v.fillFrom(env, keyClusterName, varClusterName)
-	v.fillFrom(env, keyPartition, varJobPartition, varPartition)
-	warns = v.fillInteger(env, warns, keyNNodes, "", varJobNumNodes, varNNodes)
-	warns = v.fillInteger(env, warns, keyNTasks, "", varNTasks)
-	warns = v.fillInteger(env, warns, keyRestartCount, "0", varRestartCount)
-	v.fillFrom(env, keyJobUser, varJobUser)
-	v.fillFrom(env, keyJobAccount, varJobAccount)
-	v.fillFrom(env, keyJobQOS, varJobQOS)
-	v.fillFrom(env, keyJobReservation, varJobReservation)
-	v.fillFrom(env, keySegment, varSegment)
-	v.fillFrom(env, keyTopologyAddr, varTopologyAddr)
-	v.fillFrom(env, keyTopologyAddrPattern, varTopologyAddrPattern)
-
-	// The head node is the node of the batch script. A step's tasks run on
-	// other nodes too, so there SLURMD_NODENAME names the wrong node.
-	if !inStep(env) {
-		v.fillFrom(env, keyHeadNodeName, varNodeName)
-	}
-	if !v.has(keyJobUUID) {
-		// The values, not env: as an Env, env would move to the heap.
-		job := uuidv5.JobVars{Cluster: env.value(varClusterName), JobID: jobID,
-			ArrayJobID: arrayJobID, ArrayTask: array}
-		v.put(keyJobUUID, job.UUID().String())
-	}
-	return warns
-}
-
-// inStep reports whether the task belongs to a job step rather than to the
-// batch script; see [InStep].
-func inStep(env *SlurmEnv) bool { return env.InStep() }
-
-// InStep is [InStep] for e, without the interface conversion that would move
-// e to the heap on the per-task path, unless [SlurmEnv.SetInStep] has fixed
-// the answer.
-func (e *SlurmEnv) InStep() bool {
-	switch e.step {
-	case stepJobLevel:
-		return false
-	case stepInStep:
-		return true
-	}
-	id := e.value(varStepID)
-	if id == "" {
-		id = e.value(varStepIDOld)
-	}
-	return isStepID(id)
+	return slurm.Strings(env)
 }
 
 // InStep reports whether env is the environment of a task of a job step, as
@@ -392,79 +73,7 @@ func (e *SlurmEnv) InStep() bool {
 // 4294967291 for the batch step, 4294967294 before Slurm 20.11) and the
 // names batch, extern and interactive. Otherwise the batch script would
 // lose its head node and pass its own topology to every step.
-func InStep(env Env) bool {
-	id, _ := env.Lookup("SLURM_STEP_ID")
-	if id == "" {
-		id, _ = env.Lookup("SLURM_STEPID")
-	}
-	return isStepID(id)
-}
-
-// maxRegularStepID is the largest id Slurm gives a regular step; the ids
-// above it name the batch, extern and interactive steps.
-const maxRegularStepID = 0xfffffff0
-
-func isStepID(id string) bool {
-	switch id {
-	case "", "batch", "extern", "interactive":
-		return false
-	}
-	if n, err := strconv.ParseInt(id, 10, 64); err == nil {
-		return n >= 0 && n <= maxRegularStepID
-	}
-	return true
-}
-
-// fill sets key i to value unless it is already set or value is empty.
-func (v *slurmValues) fill(i int, value string) {
-	if value != "" && !v.has(i) {
-		v.put(i, value)
-	}
-}
-
-// fillFrom fills key i with the first non-empty of the variables vars.
-func (v *slurmValues) fillFrom(env *SlurmEnv, i int, vars ...int) {
-	if !v.has(i) {
-		if value, _ := env.firstOf(vars...); value != "" {
-			v.put(i, value)
-		}
-	}
-}
-
-// fillInteger fills the integer key i with the first non-empty of the
-// variables vars, in canonical form, or with def when they are all unset
-// or empty. A value that is not an integer is omitted, with a warning; def
-// does not replace it.
-func (v *slurmValues) fillInteger(env *SlurmEnv, warns []libcarrier.Warning, i int, def string, vars ...int) []libcarrier.Warning {
-	if v.has(i) {
-		return warns
-	}
-	value, from := env.firstOf(vars...)
-	if value == "" {
-		if def != "" {
-			v.put(i, def)
-		}
-		return warns
-	}
-	canon, ok := schema.Canonical(value)
-	if !ok {
-		return append(warns, libcarrier.Warning{Key: slurmKeys[i],
-			Message: slurmVarNames[from] + "=" + quote(value) + " is not an integer: omitted"})
-	}
-	v.put(i, canon)
-	return warns
-}
-
-// maxQuoted bounds how much of a value a warning repeats, so that one hostile
-// value cannot flood a log.
-const maxQuoted = 64
-
-func quote(s string) string {
-	if len(s) > maxQuoted {
-		return strconv.Quote(s[:maxQuoted]) + "..."
-	}
-	return strconv.Quote(s)
-}
+func InStep(env Env) bool { return slurm.InStep(env) }
 
 // Slurm is the typed form of [SlurmStrings]: slurm.array.count, slurm.nnodes,
 // slurm.ntasks and slurm.restart_count are int64, every other value a string.
@@ -472,7 +81,7 @@ func Slurm(env Env) (Attributes, []libcarrier.Warning) {
 	s, warns := SlurmStrings(env)
 	out := make(Attributes, len(s))
 	for k, v := range s {
-		if isSlurmInteger(slurmKey(k)) {
+		if schema.IsIntegerKey(k) {
 			// SlurmStrings only returns valid integers for these keys.
 			n, _ := schema.ParseInteger(v)
 			out[k] = n

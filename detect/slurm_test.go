@@ -1,4 +1,4 @@
-package detect
+package detect_test
 
 import (
 	"maps"
@@ -7,284 +7,53 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/uuid"
+	"github.com/spank-otel/spank-otel/detect"
+	"github.com/spank-otel/spank-otel/internal/carrier"
+	"github.com/spank-otel/spank-otel/internal/slurm"
+	"github.com/spank-otel/spank-otel/internal/slurm/slurmtest"
 	"github.com/spank-otel/spank-otel/libcarrier"
+	"github.com/spank-otel/spank-otel/uuidderive"
 )
 
-// jobUUID computes nv.dl.job.uuid independently of uuidderive.
-func jobUUID(cluster, key string) string {
-	return uuid.NewSHA1(uuid.NameSpaceURL, []byte("nemo.lens.job/"+cluster+"/"+key)).String()
-}
+// The detector's own tests are in package internal/slurm. These check the
+// public wrappers, and that the per-task path (slurm.Vars, AppendStrings)
+// agrees with detect's Env types and with package uuidderive.
 
-// deleted, as a value given to with, removes the key.
-const deleted = "\x00deleted"
+const (
+	deleted    = slurmtest.Deleted
+	carrierVar = slurmtest.CarrierVar
+)
 
-// with returns a copy of m with the pairs (key, value, key, value ...) set;
-// a value of deleted removes its key.
-func with[M ~map[string]string](m M, pairs ...string) M {
-	out := maps.Clone(m)
-	if out == nil {
-		out = M{}
-	}
-	for i := 0; i+1 < len(pairs); i += 2 {
-		if pairs[i+1] == deleted {
-			delete(out, pairs[i])
-		} else {
-			out[pairs[i]] = pairs[i+1]
-		}
-	}
-	return out
-}
-
-// baseEnv is the smallest environment of a plain job, and baseWant what it
-// yields.
 var (
-	baseEnv  = EnvMap{"SLURM_JOB_ID": "100", "SLURM_CLUSTER_NAME": "c"}
-	baseWant = map[string]string{
-		"slurm.job.id":        "100",
-		"slurm.job.id.raw":    "100",
-		"slurm.array.job_id":  "100",
-		"slurm.array.task_id": "0",
-		"slurm.array.count":   "1",
-		"slurm.restart_count": "0",
-		"slurm.cluster.name":  "c",
-		"nv.dl.job.uuid":      jobUUID("c", "100"),
-	}
+	baseEnv            = detect.EnvMap(slurmtest.BaseEnv)
+	fullEnv            = detect.EnvMap(slurmtest.FullEnv)
+	jobUUID            = slurmtest.JobUUID
+	taskEnv            = slurmtest.TaskEnv
+	taskEnvWithCarrier = slurmtest.TaskEnvWithCarrier
 )
 
-// fullEnv sets every variable the detector reads, outside a step.
-var fullEnv = EnvMap{
-	"SLURM_JOB_ID":                "100",
-	"SLURM_CLUSTER_NAME":          "c",
-	"SLURM_JOB_NAME":              "train",
-	"SLURM_JOB_PARTITION":         "gpu",
-	"SLURM_PARTITION":             "other",
-	"SLURM_JOB_NUM_NODES":         "2",
-	"SLURM_NNODES":                "3",
-	"SLURM_NTASKS":                "8",
-	"SLURM_RESTART_COUNT":         "1",
-	"SLURM_JOB_USER":              "alice",
-	"SLURM_JOB_ACCOUNT":           "research",
-	"SLURM_JOB_QOS":               "high",
-	"SLURM_JOB_RESERVATION":       "maint",
-	"SLURM_SEGMENT":               "seg1",
-	"SLURM_TOPOLOGY_ADDR":         "sw0.c1",
-	"SLURM_TOPOLOGY_ADDR_PATTERN": "switch.node",
-	"SLURMD_NODENAME":             "c1",
-	"LENS_SLURM_SLUID":            "sluid-lens",
-	"NV_LAUNCH_SLUID":             "sluid-nv",
-	"LENS_SLURM_ARRAY_SLUID":      "asluid-lens",
-	"NV_LAUNCH_ARRAY_SLUID":       "asluid-nv",
+func with[M ~map[string]string](m M, pairs ...string) M { return slurmtest.With(m, pairs...) }
+
+func warningKeys(ws []libcarrier.Warning) []string {
+	var keys []string
+	for _, w := range ws {
+		keys = append(keys, w.Key)
+	}
+	return keys
 }
 
-var fullWant = with(baseWant,
-	"slurm.job.name", "train",
-	"slurm.partition", "gpu",
-	"slurm.nnodes", "2",
-	"slurm.ntasks", "8",
-	"slurm.restart_count", "1",
-	"slurm.job.user", "alice",
-	"slurm.job.account", "research",
-	"slurm.job.qos", "high",
-	"slurm.job.reservation", "maint",
-	"slurm.segment", "seg1",
-	"slurm.topology.addr", "sw0.c1",
-	"slurm.topology.addr_pattern", "switch.node",
-	"slurm.head_node.name", "c1",
-	"slurm.sluid", "sluid-lens",
-	"slurm.array.sluid", "asluid-lens",
-)
-
-// carrierVar is the environment variable name, to keep the table short.
-const carrierVar = libcarrier.EnvVar
-
-func TestSlurmStrings(t *testing.T) {
-	tests := []struct {
-		name  string
-		env   EnvMap
-		want  map[string]string
-		warns []string // keys of the warnings, in order
-	}{
-		// Activation.
-		{"empty environment", EnvMap{}, map[string]string{}, nil},
-		{"no job id", EnvMap{"SLURM_CLUSTER_NAME": "c", "SLURMD_NODENAME": "c1"}, map[string]string{}, nil},
-		{"empty job id", EnvMap{"SLURM_JOB_ID": "", "SLURM_CLUSTER_NAME": "c", "SLURM_ARRAY_JOB_ID": "5"}, map[string]string{}, nil},
-		{"plain job", baseEnv, baseWant, nil},
-		{"every variable", fullEnv, fullWant, nil},
-		{"empty carrier", with(baseEnv, carrierVar, ""), baseWant, nil},
-
-		// Locally derived values.
-		{"empty values are skipped",
-			with(fullEnv, "SLURM_JOB_NAME", "", "SLURM_JOB_USER", "", "SLURM_TOPOLOGY_ADDR", "", "SLURM_SEGMENT", ""),
-			with(fullWant, "slurm.job.name", deleted, "slurm.job.user", deleted, "slurm.topology.addr", deleted, "slurm.segment", deleted), nil},
-		{"array element",
-			with(baseEnv, "SLURM_JOB_ID", "101", "SLURM_ARRAY_JOB_ID", "100", "SLURM_ARRAY_TASK_ID", "1", "SLURM_ARRAY_TASK_COUNT", "4"),
-			with(baseWant, "slurm.job.id", "100_1", "slurm.job.id.raw", "101", "slurm.array.task_id", "1", "slurm.array.count", "4"), nil},
-		{"array element without array job id",
-			with(baseEnv, "SLURM_JOB_ID", "101", "SLURM_ARRAY_TASK_ID", "3"),
-			with(baseWant, "slurm.job.id", "101", "slurm.job.id.raw", "101", "slurm.array.job_id", "101", "slurm.array.task_id", "3",
-				"nv.dl.job.uuid", jobUUID("c", "nojob")), nil},
-		{"array element with empty array job id",
-			with(baseEnv, "SLURM_JOB_ID", "101", "SLURM_ARRAY_JOB_ID", "", "SLURM_ARRAY_TASK_ID", "3"),
-			with(baseWant, "slurm.job.id", "101", "slurm.job.id.raw", "101", "slurm.array.job_id", "101", "slurm.array.task_id", "3",
-				"nv.dl.job.uuid", jobUUID("c", "nojob")), nil},
-		{"array job id without task id is not an array element",
-			with(baseEnv, "SLURM_JOB_ID", "101", "SLURM_ARRAY_JOB_ID", "100"),
-			with(baseWant, "slurm.job.id", "101", "slurm.job.id.raw", "101", "slurm.array.job_id", "100",
-				"nv.dl.job.uuid", jobUUID("c", "101")), nil},
-		{"array count empty is 1", with(baseEnv, "SLURM_ARRAY_TASK_COUNT", ""), baseWant, nil},
-		{"array count is canonical", with(baseEnv, "SLURM_ARRAY_TASK_COUNT", " +004 "), with(baseWant, "slurm.array.count", "4"), nil},
-		{"array count invalid is omitted, not defaulted", with(baseEnv, "SLURM_ARRAY_TASK_COUNT", "4x"),
-			with(baseWant, "slurm.array.count", deleted), []string{"slurm.array.count"}},
-		{"restart count", with(baseEnv, "SLURM_RESTART_COUNT", "2"), with(baseWant, "slurm.restart_count", "2"), nil},
-		{"restart count empty is 0", with(baseEnv, "SLURM_RESTART_COUNT", ""), baseWant, nil},
-		{"restart count negative", with(baseEnv, "SLURM_RESTART_COUNT", "-1"), with(baseWant, "slurm.restart_count", "-1"), nil},
-		{"restart count invalid is omitted, not defaulted", with(baseEnv, "SLURM_RESTART_COUNT", "1.0"),
-			with(baseWant, "slurm.restart_count", deleted), []string{"slurm.restart_count"}},
-		{"nnodes from SLURM_NNODES", with(fullEnv, "SLURM_JOB_NUM_NODES", deleted), with(fullWant, "slurm.nnodes", "3"), nil},
-		{"nnodes from SLURM_NNODES when SLURM_JOB_NUM_NODES is empty", with(fullEnv, "SLURM_JOB_NUM_NODES", ""),
-			with(fullWant, "slurm.nnodes", "3"), nil},
-		{"nnodes invalid is omitted", with(fullEnv, "SLURM_JOB_NUM_NODES", "two"),
-			with(fullWant, "slurm.nnodes", deleted), []string{"slurm.nnodes"}},
-		{"ntasks has no default", with(fullEnv, "SLURM_NTASKS", deleted), with(fullWant, "slurm.ntasks", deleted), nil},
-		{"ntasks invalid is omitted", with(fullEnv, "SLURM_NTASKS", "1e3"), with(fullWant, "slurm.ntasks", deleted), []string{"slurm.ntasks"}},
-		{"integers are checked in order of key",
-			with(fullEnv, "SLURM_NTASKS", "x", "SLURM_RESTART_COUNT", "y", "SLURM_ARRAY_TASK_COUNT", "z", "SLURM_NNODES", deleted, "SLURM_JOB_NUM_NODES", "w"),
-			with(fullWant, "slurm.ntasks", deleted, "slurm.restart_count", deleted, "slurm.array.count", deleted, "slurm.nnodes", deleted),
-			[]string{"slurm.array.count", "slurm.nnodes", "slurm.ntasks", "slurm.restart_count"}},
-		{"partition from SLURM_PARTITION", with(fullEnv, "SLURM_JOB_PARTITION", deleted), with(fullWant, "slurm.partition", "other"), nil},
-		{"partition from SLURM_PARTITION when SLURM_JOB_PARTITION is empty", with(fullEnv, "SLURM_JOB_PARTITION", ""),
-			with(fullWant, "slurm.partition", "other"), nil},
-		{"sluids from NV_LAUNCH_*", with(fullEnv, "LENS_SLURM_SLUID", deleted, "LENS_SLURM_ARRAY_SLUID", ""),
-			with(fullWant, "slurm.sluid", "sluid-nv", "slurm.array.sluid", "asluid-nv"), nil},
-		{"sluid from Slurm's own SLURM_JOB_SLUID (25.11 on)",
-			with(fullEnv, "LENS_SLURM_SLUID", deleted, "NV_LAUNCH_SLUID", "", "SLURM_JOB_SLUID", "sAWNM8RBK7JF00"),
-			with(fullWant, "slurm.sluid", "sAWNM8RBK7JF00"), nil},
-		{"a launcher's sluid wins over SLURM_JOB_SLUID", with(fullEnv, "SLURM_JOB_SLUID", "sAWNM8RBK7JF00"), fullWant, nil},
-		{"no sluids", with(fullEnv, "LENS_SLURM_SLUID", deleted, "NV_LAUNCH_SLUID", "", "LENS_SLURM_ARRAY_SLUID", deleted, "NV_LAUNCH_ARRAY_SLUID", deleted),
-			with(fullWant, "slurm.sluid", deleted, "slurm.array.sluid", deleted), nil},
-		{"no head node in a step (SLURM_STEP_ID)", with(fullEnv, "SLURM_STEP_ID", "0"), with(fullWant, "slurm.head_node.name", deleted), nil},
-		{"no head node in a step (SLURM_STEPID)", with(fullEnv, "SLURM_STEPID", "0"), with(fullWant, "slurm.head_node.name", deleted), nil},
-		{"empty step ids are not a step", with(fullEnv, "SLURM_STEP_ID", "", "SLURM_STEPID", ""), fullWant, nil},
-		{"torchelastic and run ids derive no run uuid",
-			with(baseEnv, "TORCHELASTIC_RUN_ID", "r", "TORCHELASTIC_RESTART_COUNT", "1", "SLURM_ARRAY_JOB_ID", "100"),
-			baseWant, nil},
-		{"values are not trimmed", with(baseEnv, "SLURM_JOB_NAME", " a b "), with(baseWant, "slurm.job.name", " a b "), nil},
-
-		// Inherited values.
-		{"inherited value wins", with(fullEnv, carrierVar, "slurm.job.name=inh,slurm.head_node.name=c9"),
-			with(fullWant, "slurm.job.name", "inh", "slurm.head_node.name", "c9"), nil},
-		{"inherited head node is kept in a step", with(fullEnv, "SLURM_STEP_ID", "0", carrierVar, "slurm.head_node.name=c9"),
-			with(fullWant, "slurm.head_node.name", "c9"), nil},
-		{"inherited value is decoded", with(baseEnv, carrierVar, "slurm.job.name=a%2Cb%20c"), with(baseWant, "slurm.job.name", "a,b c"), nil},
-		{"empty inherited value is ignored", with(fullEnv, carrierVar, "slurm.job.name=,slurm.nnodes="), fullWant, nil},
-		{"invalid inherited integer is discarded for the local value", with(fullEnv, carrierVar, "slurm.nnodes=two,slurm.restart_count=1.5"),
-			fullWant, []string{"slurm.nnodes", "slurm.restart_count"}},
-		{"invalid inherited integer without a local value", with(baseEnv, carrierVar, "slurm.ntasks=x"),
-			baseWant, []string{"slurm.ntasks"}},
-		{"inherited integer is canonical", with(baseEnv, carrierVar, "slurm.ntasks=+08,slurm.array.count=%2B3"),
-			with(baseWant, "slurm.ntasks", "8", "slurm.array.count", "3"), nil},
-		{"inherited valid integer hides an invalid local one", with(baseEnv, "SLURM_NTASKS", "x", carrierVar, "slurm.ntasks=4"),
-			with(baseWant, "slurm.ntasks", "4"), nil},
-		{"other inherited values are not typed", with(baseEnv, carrierVar, "slurm.job.id=007,slurm.array.task_id=+1"),
-			with(baseWant, "slurm.job.id", "007", "slurm.array.task_id", "+1"), nil},
-		{"inherited job uuid wins", with(baseEnv, carrierVar, "nv.dl.job.uuid=U"), with(baseWant, "nv.dl.job.uuid", "U"), nil},
-		{"inherited run uuid", with(baseEnv, carrierVar, "nv.dl.run.uuid=R"), with(baseWant, "nv.dl.run.uuid", "R"), nil},
-		{"inherited values do not change the derivation",
-			with(baseEnv, carrierVar, "slurm.cluster.name=other,slurm.array.job_id=999,slurm.job.id.raw=999"),
-			with(baseWant, "slurm.cluster.name", "other", "slurm.array.job_id", "999", "slurm.job.id.raw", "999"), nil},
-		{"keys outside the allowlist are not read",
-			with(baseEnv, carrierVar, "service.name=x,slurm.nodelist=c[1-2],slurm.cluster=old,slurm.torchelastic.restart_count=2,slurm.job=x,nv.dl.rank=0"),
-			baseWant, nil},
-		{"malformed carrierVar entries are skipped silently", with(baseEnv, carrierVar, "garbage,=x,slurm.job.name=n,,"),
-			with(baseWant, "slurm.job.name", "n"), nil},
-
-		// Activation by inheritance alone.
-		{"inherited key activates without a job", EnvMap{"SLURM_CLUSTER_NAME": "c", "SLURMD_NODENAME": "c1", carrierVar: "slurm.job.id=9,nv.dl.run.uuid=R,service.name=s"},
-			map[string]string{"slurm.job.id": "9", "nv.dl.run.uuid": "R"}, nil},
-		{"inherited key with an empty job id", EnvMap{"SLURM_JOB_ID": "", carrierVar: "slurm.nnodes=2"},
-			map[string]string{"slurm.nnodes": "2"}, nil},
-		{"other inherited keys do not activate", EnvMap{carrierVar: "service.name=x,slurm.nodelist=c1,slurm.cluster=c"},
-			map[string]string{}, nil},
-		{"empty inherited values do not activate", EnvMap{carrierVar: "slurm.job.id=,nv.dl.job.uuid="}, map[string]string{}, nil},
-		{"invalid inherited integers do not activate", EnvMap{carrierVar: "slurm.nnodes=x"}, map[string]string{}, []string{"slurm.nnodes"}},
+// sorted renders m one key per line, for readable failures.
+func sorted(m map[string]string) string {
+	var b strings.Builder
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		b.WriteString("\t" + k + "=" + m[k] + "\n")
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, warns := SlurmStrings(tt.env)
-			if got == nil {
-				t.Fatal("SlurmStrings returned a nil map")
-			}
-			if !maps.Equal(got, tt.want) {
-				t.Errorf("SlurmStrings =\n%v\nwant\n%v", sorted(got), sorted(tt.want))
-			}
-			if keys := warningKeys(warns); !slices.Equal(keys, tt.warns) {
-				t.Errorf("warning keys %q, want %q (%v)", keys, tt.warns, warns)
-			}
-			for k := range got {
-				if !IsSlurmKey(k) {
-					t.Errorf("result holds %q, which is not allowlisted", k)
-				}
-			}
-		})
-	}
-}
-
-func TestSlurmStringsWarningText(t *testing.T) {
-	_, warns := SlurmStrings(with(baseEnv, "SLURM_NNODES", "two", carrierVar, "slurm.ntasks=x"+strings.Repeat("y", 100)))
-	want := []string{
-		`key "slurm.nnodes": SLURM_NNODES="two" is not an integer: omitted`,
-		`key "slurm.ntasks": inherited value "x` + strings.Repeat("y", 63) + `"... is not an integer: discarded`,
-	}
-	var got []string
-	for _, w := range warns {
-		got = append(got, w.String())
-	}
-	if !slices.Equal(got, want) {
-		t.Errorf("warnings\n%q\nwant\n%q", got, want)
-	}
-}
-
-// The srun task of the shared test data, with and without the carrierVar its
-// batch step passed on.
-func TestSlurmStringsTaskEnv(t *testing.T) {
-	want := map[string]string{
-		"slurm.job.id":                "4242",
-		"slurm.job.id.raw":            "4242",
-		"slurm.array.job_id":          "4242",
-		"slurm.array.task_id":         "0",
-		"slurm.array.count":           "1",
-		"slurm.restart_count":         "0",
-		"slurm.cluster.name":          "cluster-a",
-		"slurm.job.name":              "train.sbatch",
-		"slurm.job.user":              "alice",
-		"slurm.job.account":           "research",
-		"slurm.job.qos":               "normal",
-		"slurm.partition":             "gpu",
-		"slurm.nnodes":                "2",
-		"slurm.ntasks":                "4",
-		"slurm.topology.addr":         "c1",
-		"slurm.topology.addr_pattern": "node",
-		"nv.dl.job.uuid":              jobUUID("cluster-a", "4242"),
-	}
-	got, warns := SlurmStrings(EnvList(taskEnv(t)))
-	if !maps.Equal(got, want) || warns != nil {
-		t.Errorf("SlurmStrings =\n%v %v\nwant\n%v", sorted(got), warns, sorted(want))
-	}
-	// The batch step's head node comes in through the carrier.
-	got, warns = SlurmStrings(EnvList(taskEnvWithCarrier(t)))
-	if want := with(want, "slurm.head_node.name", "c1"); !maps.Equal(got, want) || warns != nil {
-		t.Errorf("with carrierVar: SlurmStrings =\n%v %v\nwant\n%v", sorted(got), warns, sorted(want))
-	}
-	parsed, _ := libcarrier.Parse(carrier25(t))
-	if len(parsed) != 25 {
-		t.Errorf("carrier-25.txt has %d keys", len(parsed))
-	}
+	return b.String()
 }
 
 func TestSlurm(t *testing.T) {
-	got, warns := Slurm(with(fullEnv, carrierVar, "slurm.ntasks=%2B016,slurm.job.id=007,nv.dl.run.uuid=R,slurm.restart_count=x"))
-	want := Attributes{
+	got, warns := detect.Slurm(with(fullEnv, carrierVar, "slurm.ntasks=%2B016,slurm.job.id=007,nv.dl.run.uuid=R,slurm.restart_count=x"))
+	want := detect.Attributes{
 		"slurm.job.id":                "007",
 		"slurm.job.id.raw":            "100",
 		"slurm.array.job_id":          "100",
@@ -318,55 +87,199 @@ func TestSlurm(t *testing.T) {
 	if keys := warningKeys(warns); !slices.Equal(keys, []string{"slurm.restart_count"}) {
 		t.Errorf("warnings %v", warns)
 	}
-	if got, _ := Slurm(EnvMap{}); got == nil || len(got) != 0 {
+	if got, _ := detect.Slurm(detect.EnvMap{}); got == nil || len(got) != 0 {
 		t.Errorf("inactive Slurm = %#v, want empty", got)
 	}
 }
 
-func TestIsSlurmKey(t *testing.T) {
-	allow := []string{
-		"slurm.job.id", "slurm.job.id.raw", "slurm.array.job_id", "slurm.array.task_id",
-		"slurm.array.count", "slurm.sluid", "slurm.array.sluid", "slurm.job.name",
-		"slurm.cluster.name", "slurm.partition", "slurm.nnodes", "slurm.ntasks",
-		"slurm.restart_count", "slurm.job.user", "slurm.job.account", "slurm.job.qos",
-		"slurm.job.reservation", "slurm.segment", "slurm.topology.addr",
-		"slurm.topology.addr_pattern", "slurm.head_node.name",
-		"nv.dl.job.uuid", "nv.dl.run.uuid",
+// recorder is an Env that records every variable looked up in it.
+type recorder struct {
+	env  detect.Env
+	read map[string]bool
+}
+
+func (r recorder) Lookup(name string) (string, bool) {
+	r.read[name] = true
+	return r.env.Lookup(name)
+}
+
+// slurmEnvVariants are environments that lead the Slurm detector and the
+// UUID derivations down each of their paths.
+func slurmEnvVariants(tb testing.TB) []detect.EnvMap {
+	tb.Helper()
+	variants := []detect.EnvMap{
+		{},
+		baseEnv,
+		fullEnv,
+		with(fullEnv, "SLURM_STEP_ID", "0"),
+		with(fullEnv, "SLURM_STEPID", "3"),
+		with(fullEnv, "SLURM_STEP_ID", "", "SLURM_STEPID", ""),
+		// Fallback names.
+		with(fullEnv, "SLURM_JOB_PARTITION", deleted, "SLURM_JOB_NUM_NODES", "",
+			"LENS_SLURM_SLUID", deleted, "LENS_SLURM_ARRAY_SLUID", ""),
+		// Array jobs.
+		with(baseEnv, "SLURM_JOB_ID", "101", "SLURM_ARRAY_JOB_ID", "100", "SLURM_ARRAY_TASK_ID", "1", "SLURM_ARRAY_TASK_COUNT", "4"),
+		with(baseEnv, "SLURM_ARRAY_TASK_ID", "3"),
+		with(baseEnv, "SLURM_ARRAY_JOB_ID", "100"),
+		// Torchelastic, with and without a Slurm job.
+		with(baseEnv, "TORCHELASTIC_RESTART_COUNT", "2", "TORCHELASTIC_RUN_ID", "r"),
+		{"TORCHELASTIC_RUN_ID": "r", "TORCHELASTIC_RESTART_COUNT": "1"},
+		{"TORCHELASTIC_RUN_ID": "r"},
+		{"SLURM_ARRAY_JOB_ID": "100", "SLURM_ARRAY_TASK_ID": "2", "TORCHELASTIC_RESTART_COUNT": "1"},
+		// Invalid integers, locally and inherited.
+		with(fullEnv, "SLURM_NTASKS", "x", "SLURM_RESTART_COUNT", "y", "SLURM_ARRAY_TASK_COUNT", "z", "SLURM_JOB_NUM_NODES", "w"),
+		with(baseEnv, carrierVar, "slurm.ntasks=x,slurm.nnodes=2,nv.dl.job.uuid=U,nv.dl.run.uuid=R"),
+		// Inherited keys only.
+		{carrierVar: "slurm.job.id=9,service.name=s"},
+		detect.EnvList(taskEnv(tb)),
+		detect.EnvList(taskEnvWithCarrier(tb)),
 	}
-	if len(allow) != 23 {
-		t.Fatalf("test lists %d keys", len(allow))
-	}
-	for _, k := range allow {
-		if !IsSlurmKey(k) {
-			t.Errorf("IsSlurmKey(%q) = false", k)
+	return variants
+}
+
+// TestSlurmEnvHoldsWhatDetectorsRead guards Vars, which reports every
+// variable it does not hold as unset: if the Slurm detector or a UUID
+// derivation starts to read another variable, this test fails until
+// Vars holds it too. It also keeps Vars from holding more.
+//
+// The Slurm detector itself reads a Vars by variable index, so it can
+// only read what a Vars holds; from any other Env it copies them by
+// name first (VarsOf), which the recording checks against VarsList.
+// Package uuidderive looks variables up by name, and a Vars is meant to
+// serve it too.
+func TestVarsHoldWhatDetectorsRead(t *testing.T) {
+	read := map[string]bool{}
+	for _, env := range slurmEnvVariants(t) {
+		r := recorder{env: env, read: read}
+		detect.SlurmStrings(r)
+		detect.Slurm(r)
+		kvs, _ := carrier.AppendParse(nil, env[carrierVar])
+		se := slurm.VarsOf(r)
+		slurm.AppendStrings(nil, &se, kvs)
+		for _, runID := range []string{"", "run-1"} {
+			uuidderive.JobName(r)
+			uuidderive.JobUUID(r)
+			uuidderive.RunName(r, runID)
+			uuidderive.RunUUID(r, runID)
 		}
 	}
-	for _, k := range []string{
-		"slurm.nodelist", "slurm.cluster", "slurm.torchelastic.restart_count", // retired
-		"", "slurm.", "slurm.job", "SLURM_JOB_ID", "Slurm.job.id", " slurm.job.id", "slurm.job.id ",
-		"nv.dl.rank", "nv.dl.job_uuid", "service.name", "slurm.topology",
-	} {
-		if IsSlurmKey(k) {
-			t.Errorf("IsSlurmKey(%q) = true", k)
+	for name := range read {
+		env := slurm.VarsList([]string{name + "=v"})
+		if v, ok := env.Lookup(name); v != "v" || !ok {
+			t.Errorf("a detector reads %s, which Vars does not hold", name)
+		}
+	}
+	for _, name := range slurmtest.VarNames {
+		if !read[name] {
+			t.Errorf("Vars holds %s, which no detector reads", name)
 		}
 	}
 }
 
-func warningKeys(ws []libcarrier.Warning) []string {
-	var keys []string
-	for _, w := range ws {
-		keys = append(keys, w.Key)
+// checkSlurmEnv checks that the Slurm detector and the UUID derivations
+// give the same results over slurm.VarsList(kv) as over detect.EnvList(kv).
+func checkSlurmEnv(t *testing.T, kv []string) {
+	t.Helper()
+	full := detect.EnvList(kv)
+	slim := slurm.VarsList(kv)
+	wantS, wantW := detect.SlurmStrings(full)
+	if got, warns := detect.SlurmStrings(&slim); !maps.Equal(got, wantS) || !slices.Equal(warns, wantW) {
+		t.Fatalf("env %q: SlurmStrings over Vars =\n%v %v\nover EnvList\n%v %v", kv, sorted(got), warns, sorted(wantS), wantW)
 	}
-	return keys
+	wantA, wantAW := detect.Slurm(full)
+	if got, warns := detect.Slurm(&slim); !reflect.DeepEqual(got, wantA) || !slices.Equal(warns, wantAW) {
+		t.Fatalf("env %q: Slurm over Vars = %v %v, over EnvList %v %v", kv, got, warns, wantA, wantAW)
+	}
+	if got := slurm.VarsOf(full); got != slim {
+		t.Fatalf("env %q: slurm.VarsOf(EnvList) = %+v, VarsList = %+v", kv, got, slim)
+	}
+	text, _ := slim.Lookup(carrier.EnvVar)
+	inherited, _ := carrier.AppendParse(nil, text)
+	kvs, warns := slurm.AppendStrings(nil, &slim, inherited)
+	for i := 1; i < len(kvs); i++ {
+		if kvs[i-1].Key >= kvs[i].Key {
+			t.Fatalf("env %q: AppendStrings not sorted: %q", kv, kvs)
+		}
+	}
+	if got := kvMap(kvs); !maps.Equal(got, wantS) || !slices.Equal(warns, wantW) {
+		t.Fatalf("env %q: AppendStrings = %q %v, want %v %v", kv, kvs, warns, sorted(wantS), wantW)
+	}
+	// A derived job UUID is uuidderive's.
+	if !slices.ContainsFunc(inherited, func(kv carrier.KeyValue) bool { return kv.Key == detect.KeyJobUUID && kv.Value != "" }) {
+		if got, ok := wantS[detect.KeyJobUUID]; ok && got != uuidderive.JobUUID(full).String() {
+			t.Fatalf("env %q: nv.dl.job.uuid %s, uuidderive.JobUUID %s", kv, got, uuidderive.JobUUID(full))
+		}
+	}
+	for _, runID := range []string{"", "r"} {
+		if got, want := uuidderive.JobName(&slim), uuidderive.JobName(full); got != want {
+			t.Fatalf("env %q: JobName %q over Vars, %q over EnvList", kv, got, want)
+		}
+		got, gotOK := uuidderive.RunName(&slim, runID)
+		want, wantOK := uuidderive.RunName(full, runID)
+		if got != want || gotOK != wantOK {
+			t.Fatalf("env %q: RunName %q %v over Vars, %q %v over EnvList", kv, got, gotOK, want, wantOK)
+		}
+	}
 }
 
-// sorted renders m one key per line, for readable failures.
-func sorted(m map[string]string) string {
-	var b strings.Builder
-	for _, k := range slices.Sorted(maps.Keys(m)) {
-		b.WriteString("\t" + k + "=" + m[k] + "\n")
+func kvMap(kvs []carrier.KeyValue) map[string]string {
+	m := make(map[string]string, len(kvs))
+	for _, kv := range kvs {
+		m[kv.Key] = kv.Value
 	}
-	return b.String()
+	return m
+}
+
+// list returns env as "NAME=value" entries, in name order.
+func list(env detect.EnvMap) []string {
+	var kv []string
+	for _, name := range slices.Sorted(maps.Keys(env)) {
+		kv = append(kv, name+"="+env[name])
+	}
+	return kv
+}
+
+func TestVarsMatchEnvList(t *testing.T) {
+	for _, env := range slurmEnvVariants(t) {
+		checkSlurmEnv(t, list(env))
+	}
+	// Repeated names and entries without '=': the first occurrence wins.
+	checkSlurmEnv(t, []string{"SLURM_JOB_ID=1", "SLURM_JOB_ID=2", "SLURM_CLUSTER_NAME", "SLURM_CLUSTER_NAME=c",
+		"OTEL_RESOURCE_ATTRIBUTES=slurm.job.name=a", "OTEL_RESOURCE_ATTRIBUTES=slurm.job.name=b",
+		"SLURM_STEP_ID=", "SLURM_STEP_ID=4", "SLURMD_NODENAME=n"})
+	checkSlurmEnv(t, append(taskEnvWithCarrier(t), "SLURM_JOB_ID=other", "SLURM_TOPOLOGY_ADDR=other"))
+}
+
+// fuzzNames are the names that FuzzSlurmEnv's environments are made of:
+// every variable Vars holds, and a few it does not.
+var fuzzNames = append(slices.Clone(slurmtest.VarNames), "SLURM_JOBID", "HOME", "SLURM_JOB_I", "SLURM_JOB_IDX")
+
+// fuzzEnv turns text into an environment: each line that starts with a
+// byte from 'A' on picks a name of fuzzNames by that byte, followed by the
+// rest of the line as the value; any other line is an entry as it is.
+func fuzzEnv(text string) []string {
+	var kv []string
+	for _, line := range strings.Split(text, "\n") {
+		if line != "" && line[0] >= 'A' && int(line[0]-'A') < len(fuzzNames) {
+			kv = append(kv, fuzzNames[line[0]-'A']+"="+line[1:])
+			continue
+		}
+		kv = append(kv, line)
+	}
+	return kv
+}
+
+func FuzzSlurmEnv(f *testing.F) {
+	f.Add("B77\nFspank\nV3\nL4\nK2\nSc2\nTnode\nNalice")
+	f.Add("B101\nC100\nD3\nE4\nFc\nXsl\nYnv\nZa\n[b\n\\2\n]r")
+	f.Add("B101\nD\nFc\nH\nI\nJx\nK\nM-1\nW0")
+	f.Add("Aslurm.job.id=9,nv.dl.run.uuid=R,service.name=s\nFc")
+	f.Add("B7\nAslurm.ntasks=lots,slurm.nnodes=+02,a=%2C\nLx\nK1e3\nA=ignored")
+	f.Add("B1\nB2\nA\nAslurm.job.name=x\nSLURM_JOB_ID\n=\n^HOME")
+	f.Add(strings.Join(taskEnvWithCarrier(f), "\n"))
+	f.Fuzz(func(t *testing.T, text string) {
+		checkSlurmEnv(t, fuzzEnv(text))
+	})
 }
 
 func BenchmarkSlurmStrings(b *testing.B) {
@@ -377,36 +290,28 @@ func BenchmarkSlurmStrings(b *testing.B) {
 		{"task", taskEnv(b)},
 		{"task+carrier25", taskEnvWithCarrier(b)},
 	} {
-		env := EnvList(bc.kv)
+		env := detect.EnvList(bc.kv)
 		b.Run(bc.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				_, _ = SlurmStrings(env)
+				_, _ = detect.SlurmStrings(env)
 			}
 		})
 		// What a task pays in all: building the map from envp, then detecting.
 		b.Run(bc.name+"/EnvList", func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				_, _ = SlurmStrings(EnvList(bc.kv))
+				_, _ = detect.SlurmStrings(detect.EnvList(bc.kv))
 			}
 		})
 		// The same with the Env of the hot path.
-		b.Run(bc.name+"/SlurmEnvList", func(b *testing.B) {
+		b.Run(bc.name+"/VarsList", func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				env := SlurmEnvList(bc.kv)
-				_, _ = SlurmStrings(&env)
+				env := slurm.VarsList(bc.kv)
+				_, _ = detect.SlurmStrings(&env)
 			}
 		})
-	}
-}
-
-func BenchmarkSlurmEnvList(b *testing.B) {
-	kv := taskEnvWithCarrier(b)
-	b.ReportAllocs()
-	for b.Loop() {
-		_ = SlurmEnvList(kv)
 	}
 }
 
@@ -414,6 +319,6 @@ func BenchmarkEnvList(b *testing.B) {
 	kv := taskEnv(b)
 	b.ReportAllocs()
 	for b.Loop() {
-		_ = EnvList(kv)
+		_ = detect.EnvList(kv)
 	}
 }

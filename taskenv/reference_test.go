@@ -36,7 +36,9 @@ func reference(env []string, opts Options) Result {
 	inherited, dropped := libcarrier.Parse(inheritedText)
 	dropped = append(dropped, unwritable(inherited)...)
 	repair := len(dropped) > 0
-	slurm, warnings := detect.SlurmStringsInherited(vars, inherited)
+	// The detector reads the repaired carrier, as Compute's does.
+	repaired, _ := libcarrier.FormatStrings(inherited)
+	slurm, warnings := detect.SlurmStrings(with(vars, libcarrier.EnvVar, repaired))
 	if len(slurm) == 0 {
 		return Result{Warnings: warnings}
 	}
@@ -222,4 +224,11 @@ func FuzzComputeMatchesReference(f *testing.F) {
 		}
 		checkReference(t, fuzzEnv(text), ex)
 	})
+}
+
+// with returns a copy of env with name set to value.
+func with(env detect.EnvMap, name, value string) detect.EnvMap {
+	out := maps.Clone(env)
+	out[name] = value
+	return out
 }

@@ -13,9 +13,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/spank-otel/spank-otel/detect"
 	"github.com/spank-otel/spank-otel/internal/carrier"
-	"github.com/spank-otel/spank-otel/libcarrier"
+	"github.com/spank-otel/spank-otel/internal/slurm"
 )
 
 // MaxArgStrlen is the kernel's limit on one argument or environment string
@@ -61,6 +60,10 @@ type Options struct {
 }
 
 // Result is what Compute decided for one task.
+//
+// Its warnings are libcarrier.Warning values: that type is an alias of
+// one in an internal package, so that the per-task library need not link
+// libcarrier, which brings fmt and os.
 type Result struct {
 	// Value is the canonical carrier to write. It is only meaningful when
 	// Changed is true.
@@ -78,10 +81,10 @@ type Result struct {
 	// invalid key, a value that is not valid UTF-8), and a Slurm value that
 	// is not valid UTF-8. The rest is written all the same; a user would
 	// want to know what was lost.
-	Dropped []libcarrier.Warning
+	Dropped []carrier.Warning
 	// Warnings are details worth a verbose log line: dropped inherited
 	// integers and the like. They never stop the write.
-	Warnings []libcarrier.Warning
+	Warnings []carrier.Warning
 	// Reason, when not empty, says why the variable was left alone although
 	// there was something to write. The task keeps its old value; a user
 	// would want to know this.
@@ -113,7 +116,7 @@ const (
 func Compute(env []string, opts Options) Result {
 	// Only the variables the Slurm detector reads are looked at, in one
 	// pass over env: no map of the whole environment is built.
-	vars := detect.SlurmEnvList(env)
+	vars := slurm.VarsList(env)
 	switch opts.Stage {
 	case StageBatch:
 		vars.SetInStep(false)
@@ -123,7 +126,7 @@ func Compute(env []string, opts Options) Result {
 	// The detector decides the head node by the same answer.
 	inStep := vars.InStep()
 
-	inheritedText, inheritedSet := vars.Lookup(libcarrier.EnvVar)
+	inheritedText, inheritedSet := vars.Lookup(carrier.EnvVar)
 	var ibuf [inheritedBuf]carrier.KeyValue
 	inherited, dropped := carrier.AppendParse(ibuf[:0], inheritedText)
 	inherited, repaired := carrier.Repair(inherited)
@@ -131,17 +134,17 @@ func Compute(env []string, opts Options) Result {
 	repair := len(dropped) > 0
 
 	var sbuf [slurmBuf]carrier.KeyValue
-	slurm, warnings := detect.AppendSlurmStrings(sbuf[:0], &vars, inherited)
-	if len(slurm) == 0 {
+	detected, warnings := slurm.AppendStrings(sbuf[:0], &vars, inherited)
+	if len(detected) == 0 {
 		// Outside Slurm there is no identity to write, so no reason to
 		// touch the user's carrier, malformed or not.
 		return Result{Warnings: warnings}
 	}
-	slurm, unwritable := carrier.Repair(slurm)
+	detected, unwritable := carrier.Repair(detected)
 	dropped = append(dropped, unwritable...)
 
 	var cbuf [carrierBuf]carrier.KeyValue
-	out, changed := merge(cbuf[:0], inherited, slurm, opts.Exclude, inStep)
+	out, changed := merge(cbuf[:0], inherited, detected, opts.Exclude, inStep)
 	if !changed && !repair {
 		return Result{Warnings: warnings, Dropped: dropped}
 	}
@@ -162,27 +165,27 @@ func Compute(env []string, opts Options) Result {
 // merge appends to dst the carrier to write: the inherited entries, with
 // the allowlisted keys that the plugin manages holding exactly the Slurm
 // detector's values. It reports whether that differs from inherited.
-// inherited and slurm are sorted by key with distinct keys, and so is the
+// inherited and detected are sorted by key with distinct keys, and so is the
 // result.
 //
 // An excluded key is left to the user. In the batch step topology would
 // describe the batch node only, yet every later step would inherit it, so
 // it is not written there.
-func merge(dst, inherited, slurm []carrier.KeyValue, exclude []string, inStep bool) ([]carrier.KeyValue, bool) {
+func merge(dst, inherited, detected []carrier.KeyValue, exclude []string, inStep bool) ([]carrier.KeyValue, bool) {
 	written := func(key string) bool {
 		return !slices.Contains(exclude, key) && (inStep || !strings.HasPrefix(key, "slurm.topology."))
 	}
 	changed := false
 	i, j := 0, 0
-	for i < len(inherited) || j < len(slurm) {
+	for i < len(inherited) || j < len(detected) {
 		// order < 0: the next key is only inherited; > 0: only detected;
 		// 0: both.
 		order := -1
 		switch {
 		case i == len(inherited):
 			order = 1
-		case j < len(slurm):
-			order = strings.Compare(inherited[i].Key, slurm[j].Key)
+		case j < len(detected):
+			order = strings.Compare(inherited[i].Key, detected[j].Key)
 		}
 		switch {
 		case order < 0:
@@ -190,13 +193,13 @@ func merge(dst, inherited, slurm []carrier.KeyValue, exclude []string, inStep bo
 			// removed, unless it is excluded and so the user's.
 			kv := inherited[i]
 			i++
-			if detect.IsSlurmKey(kv.Key) && !slices.Contains(exclude, kv.Key) {
+			if slurm.IsKey(kv.Key) && !slices.Contains(exclude, kv.Key) {
 				changed = true
 			} else {
 				dst = append(dst, kv)
 			}
 		case order > 0:
-			kv := slurm[j]
+			kv := detected[j]
 			j++
 			if written(kv.Key) {
 				dst = append(dst, kv)
@@ -205,7 +208,7 @@ func merge(dst, inherited, slurm []carrier.KeyValue, exclude []string, inStep bo
 		default:
 			// Both: the user's value when excluded, else the detector's
 			// when written here, else none.
-			old, kv := inherited[i], slurm[j]
+			old, kv := inherited[i], detected[j]
 			i, j = i+1, j+1
 			switch {
 			case slices.Contains(exclude, kv.Key):
@@ -231,9 +234,9 @@ func entryBytes(nameValue int) int { return nameValue + 1 + pointerBytes }
 // tooLarge reports why writing value would make the task's execve fail, or
 // "" when it fits.
 func tooLarge(env []string, oldValue string, oldSet bool, value string, maxEnvBytes int) string {
-	entry := len(libcarrier.EnvVar) + 1 + len(value) + 1
+	entry := len(carrier.EnvVar) + 1 + len(value) + 1
 	if entry >= MaxArgStrlen {
-		return libcarrier.EnvVar + " would be " + strconv.Itoa(entry) + " bytes with its name and NUL, not under the " +
+		return carrier.EnvVar + " would be " + strconv.Itoa(entry) + " bytes with its name and NUL, not under the " +
 			strconv.Itoa(MaxArgStrlen) + "-byte limit for one variable; left as it was"
 	}
 	if maxEnvBytes <= 0 {
@@ -244,12 +247,12 @@ func tooLarge(env []string, oldValue string, oldSet bool, value string, maxEnvBy
 		total += entryBytes(len(kv))
 	}
 	if oldSet {
-		total -= entryBytes(len(libcarrier.EnvVar) + 1 + len(oldValue))
+		total -= entryBytes(len(carrier.EnvVar) + 1 + len(oldValue))
 	}
-	total += entryBytes(len(libcarrier.EnvVar) + 1 + len(value))
+	total += entryBytes(len(carrier.EnvVar) + 1 + len(value))
 	if total > maxEnvBytes {
 		return "the task environment would be " + strconv.Itoa(total) + " bytes, over the " +
-			strconv.Itoa(maxEnvBytes) + "-byte execve budget; " + libcarrier.EnvVar + " left as it was"
+			strconv.Itoa(maxEnvBytes) + "-byte execve budget; " + carrier.EnvVar + " left as it was"
 	}
 	return ""
 }

@@ -28,9 +28,8 @@ import (
 
 // Env is what the derivations read: the raw scheduler environment of one task.
 // Lookup reports the value of a variable and whether it is set at all.
-type Env interface {
-	Lookup(key string) (string, bool)
-}
+// It is the same type as detect.Env.
+type Env = uuidv5.Env
 
 // Names of the environment variables the derivations read.
 const (

@@ -96,3 +96,10 @@ func (v JobVars) UUID() UUID {
 	b := append(buf[:0], ns[:]...)
 	return Sum(v.AppendName(b))
 }
+
+// Env is the environment the derivations and the detectors read. Lookup
+// reports the value of a variable and whether it is set at all; a variable
+// set to "" is set. detect.Env and uuidderive.Env are this type.
+type Env interface {
+	Lookup(key string) (string, bool)
+}

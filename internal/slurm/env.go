@@ -1,12 +1,13 @@
-package detect
+package slurm
 
 import (
 	"strings"
 
-	"github.com/spank-otel/spank-otel/libcarrier"
+	"github.com/spank-otel/spank-otel/internal/carrier"
+	"github.com/spank-otel/spank-otel/internal/uuidv5"
 )
 
-// The variables a SlurmEnv holds, by their index in it: what the Slurm
+// The variables a Vars holds, by their index in it: what the Slurm
 // detector reads, and what package uuidderive reads.
 const (
 	varCarrier = iota // OTEL_RESOURCE_ATTRIBUTES
@@ -43,9 +44,9 @@ const (
 	slurmVarCount
 )
 
-// slurmVarNames are the names of the variables a SlurmEnv holds, by index.
+// slurmVarNames are the names of the variables a Vars holds, by index.
 var slurmVarNames = [slurmVarCount]string{
-	varCarrier:             libcarrier.EnvVar,
+	varCarrier:             carrier.EnvVar,
 	varJobID:               "SLURM_JOB_ID",
 	varArrayJobID:          "SLURM_ARRAY_JOB_ID",
 	varArrayTaskID:         "SLURM_ARRAY_TASK_ID",
@@ -77,12 +78,12 @@ var slurmVarNames = [slurmVarCount]string{
 	varTorchRunID:          "TORCHELASTIC_RUN_ID",
 }
 
-// slurmVar returns the index of the variable name in a SlurmEnv, or -1 when
-// a SlurmEnv does not hold it. It is slurmVarNames reversed, as a switch:
-// SlurmEnvList calls it for every variable of a task.
+// slurmVar returns the index of the variable name in a Vars, or -1 when
+// a Vars does not hold it. It is slurmVarNames reversed, as a switch:
+// VarsList calls it for every variable of a task.
 func slurmVar(name string) int {
 	switch name {
-	case libcarrier.EnvVar:
+	case carrier.EnvVar:
 		return varCarrier
 	case "SLURM_JOB_ID":
 		return varJobID
@@ -146,17 +147,17 @@ func slurmVar(name string) int {
 	return -1
 }
 
-// SlurmEnv is the part of a task's environment that the Slurm detector
-// ([SlurmStrings], [Slurm], [AppendSlurmStrings]) and the derivations of
-// package uuidderive read: OTEL_RESOURCE_ATTRIBUTES and a fixed set of
-// about thirty SLURM_*, SLURMD_*, LENS_*, NV_LAUNCH_* and TORCHELASTIC_*
-// variables. Every other variable is unset in a SlurmEnv, so it is no Env
-// for [Local], [Kubernetes] or [Resource].
+// Vars is the part of a task's environment that the Slurm detector
+// ([Strings], [AppendStrings]) and the derivations of package uuidderive
+// read: OTEL_RESOURCE_ATTRIBUTES and a fixed set of about thirty SLURM_*,
+// SLURMD_*, LENS_*, NV_LAUNCH_* and TORCHELASTIC_* variables. Every other
+// variable is unset in a Vars, so it is no Env for detect's Local,
+// Kubernetes or Resource.
 //
-// Unlike [EnvList], which builds a map of the whole environment,
-// [SlurmEnvList] fills a fixed array and does not allocate: it is the Env
-// of the per-task hot path. Its zero value is an empty environment.
-type SlurmEnv struct {
+// Unlike detect.EnvList, which builds a map of the whole environment,
+// [VarsList] fills a fixed array and does not allocate: it is the Env of
+// the per-task hot path. Its zero value is an empty environment.
+type Vars struct {
 	values [slurmVarCount]string
 	set    uint64 // bit i: values[i] is set
 	step   stepOverride
@@ -171,24 +172,24 @@ const (
 	stepInStep
 )
 
-// SetInStep fixes what [SlurmEnv.InStep] reports, whatever the step
+// SetInStep fixes what [Vars.InStep] reports, whatever the step
 // variables say. The Slurm detector writes slurm.head_node.name only at the
 // job level, and a caller that also decides about other keys by the stage
 // (package taskenv: topology is written only in a step) must make both
 // decisions from one answer.
-func (e *SlurmEnv) SetInStep(inStep bool) {
+func (e *Vars) SetInStep(inStep bool) {
 	e.step = stepJobLevel
 	if inStep {
 		e.step = stepInStep
 	}
 }
 
-// SlurmEnvList returns the SlurmEnv of "NAME=value" entries, such as the
-// envp of execve, read by the rules of [EnvList]: an entry without '=' is
+// VarsList returns the Vars of "NAME=value" entries, such as the
+// envp of execve, read by the rules of detect.EnvList: an entry without '=' is
 // ignored, and the first occurrence of a name wins. Values share memory
 // with kv.
-func SlurmEnvList(kv []string) SlurmEnv {
-	var e SlurmEnv
+func VarsList(kv []string) Vars {
+	var e Vars
 	for _, entry := range kv {
 		eq := strings.IndexByte(entry, '=')
 		if eq < 0 {
@@ -201,13 +202,13 @@ func SlurmEnvList(kv []string) SlurmEnv {
 	return e
 }
 
-// SlurmEnvOf returns the SlurmEnv of env: the variables of env that a
-// SlurmEnv holds.
-func SlurmEnvOf(env Env) SlurmEnv {
-	if e, ok := env.(*SlurmEnv); ok {
+// VarsOf returns the Vars of env: the variables of env that a
+// Vars holds.
+func VarsOf(env uuidv5.Env) Vars {
+	if e, ok := env.(*Vars); ok {
 		return *e
 	}
-	var e SlurmEnv
+	var e Vars
 	for i, name := range slurmVarNames {
 		if v, ok := env.Lookup(name); ok {
 			e.put(i, v)
@@ -217,8 +218,8 @@ func SlurmEnvOf(env Env) SlurmEnv {
 }
 
 // Lookup returns the value of the variable name and whether it is set.
-// A variable that a SlurmEnv does not hold is reported unset.
-func (e *SlurmEnv) Lookup(name string) (string, bool) {
+// A variable that a Vars does not hold is reported unset.
+func (e *Vars) Lookup(name string) (string, bool) {
 	i := slurmVar(name)
 	if i < 0 {
 		return "", false
@@ -227,19 +228,19 @@ func (e *SlurmEnv) Lookup(name string) (string, bool) {
 }
 
 // has reports whether the variable of index i is set.
-func (e *SlurmEnv) has(i int) bool { return e.set&(1<<i) != 0 }
+func (e *Vars) has(i int) bool { return e.set&(1<<i) != 0 }
 
 // value returns the value of the variable of index i, "" when it is unset.
-func (e *SlurmEnv) value(i int) string { return e.values[i] }
+func (e *Vars) value(i int) string { return e.values[i] }
 
-func (e *SlurmEnv) put(i int, value string) {
+func (e *Vars) put(i int, value string) {
 	e.values[i] = value
 	e.set |= 1 << i
 }
 
 // firstOf returns the first non-empty value of the variables vars, and that
 // variable's index; "" and -1 when all are unset or empty.
-func (e *SlurmEnv) firstOf(vars ...int) (value string, i int) {
+func (e *Vars) firstOf(vars ...int) (value string, i int) {
 	for _, i := range vars {
 		if v := e.value(i); v != "" {
 			return v, i

@@ -1,0 +1,192 @@
+package slurm
+
+import (
+	"maps"
+	"slices"
+	"testing"
+
+	"github.com/spank-otel/spank-otel/internal/carrier"
+	"github.com/spank-otel/spank-otel/internal/slurm/slurmtest"
+)
+
+func TestVarsList(t *testing.T) {
+	tests := []struct {
+		name  string
+		kv    []string
+		key   string
+		value string
+		ok    bool
+	}{
+		{"nil", nil, "SLURM_JOB_ID", "", false},
+		{"set", []string{"HOME=/", "SLURM_JOB_ID=7"}, "SLURM_JOB_ID", "7", true},
+		{"empty value is set", []string{"SLURM_ARRAY_TASK_ID="}, "SLURM_ARRAY_TASK_ID", "", true},
+		{"first occurrence wins", []string{"SLURM_JOB_ID=1", "SLURM_JOB_ID=2"}, "SLURM_JOB_ID", "1", true},
+		{"first occurrence wins even when empty", []string{"SLURM_JOB_ID=", "SLURM_JOB_ID=2"}, "SLURM_JOB_ID", "", true},
+		{"entries without '=' are ignored", []string{"SLURM_JOB_ID", "SLURM_JOB_ID=3"}, "SLURM_JOB_ID", "3", true},
+		{"value keeps later '='", []string{"OTEL_RESOURCE_ATTRIBUTES=a=1,b=2"}, carrier.EnvVar, "a=1,b=2", true},
+		{"names are case-sensitive", []string{"slurm_job_id=7"}, "SLURM_JOB_ID", "", false},
+		{"a name prefix is another name", []string{"SLURM_JOB_IDX=7", "SLURM_JOB=8"}, "SLURM_JOB_ID", "", false},
+		{"variables outside the set are unset", []string{"HOME=/root", "SLURM_JOBID=7"}, "HOME", "", false},
+		{"SLURM_JOBID is not SLURM_JOB_ID", []string{"SLURM_JOBID=7"}, "SLURM_JOB_ID", "", false},
+		{"torchelastic", []string{"TORCHELASTIC_RUN_ID=r"}, "TORCHELASTIC_RUN_ID", "r", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env := VarsList(tt.kv)
+			if v, ok := env.Lookup(tt.key); v != tt.value || ok != tt.ok {
+				t.Errorf("Lookup(%q) = %q, %v; want %q, %v", tt.key, v, ok, tt.value, tt.ok)
+			}
+		})
+	}
+	var zero Vars
+	if v, ok := zero.Lookup("SLURM_JOB_ID"); v != "" || ok {
+		t.Errorf("zero Vars: Lookup = %q, %v", v, ok)
+	}
+}
+
+func TestVarsListAllocations(t *testing.T) {
+	kv := taskEnvWithCarrier(t)
+	if got := testing.AllocsPerRun(100, func() { _ = VarsList(kv) }); got != 0 {
+		t.Errorf("VarsList: %v allocations, want 0", got)
+	}
+}
+
+func TestVarsOf(t *testing.T) {
+	env := EnvMap{"SLURM_JOB_ID": "7", "SLURM_ARRAY_TASK_ID": "", "HOME": "/root"}
+	se := VarsOf(env)
+	for _, name := range slurmtest.VarNames {
+		want, wantOK := env.Lookup(name)
+		if v, ok := se.Lookup(name); v != want || ok != wantOK {
+			t.Errorf("Lookup(%s) = %q, %v; want %q, %v", name, v, ok, want, wantOK)
+		}
+	}
+	if v, ok := se.Lookup("HOME"); v != "" || ok {
+		t.Errorf("Lookup(HOME) = %q, %v; a Vars does not hold it", v, ok)
+	}
+	if again := VarsOf(&se); again != se {
+		t.Errorf("VarsOf(Vars) = %+v, want %+v", again, se)
+	}
+	if got := VarsOf(EnvMap{}); got != (Vars{}) {
+		t.Errorf("VarsOf(empty) = %+v", got)
+	}
+}
+
+func TestVarNames(t *testing.T) {
+	if len(slurmtest.VarNames) != slurmVarCount {
+		t.Fatalf("test lists %d names, Vars holds %d", len(slurmtest.VarNames), slurmVarCount)
+	}
+	for i, name := range slurmVarNames {
+		if slurmVar(name) != i {
+			t.Errorf("slurmVar(%q) = %d, want %d", name, slurmVar(name), i)
+		}
+	}
+	if !slices.Equal(slices.Sorted(slices.Values(slurmVarNames[:])), slices.Sorted(slices.Values(slurmtest.VarNames))) {
+		t.Errorf("slurmVarNames = %q, want %q", slurmVarNames, slurmtest.VarNames)
+	}
+	seen := map[int]string{}
+	for _, name := range slurmtest.VarNames {
+		i := slurmVar(name)
+		if i < 0 || i >= slurmVarCount {
+			t.Errorf("%s: index %d", name, i)
+		}
+		if other, dup := seen[i]; dup {
+			t.Errorf("%s and %s share index %d", name, other, i)
+		}
+		seen[i] = name
+		// Every name has its own slot: set alone, it is the only one set.
+		env := VarsList([]string{name + "=v"})
+		for _, other := range slurmtest.VarNames {
+			v, ok := env.Lookup(other)
+			if want := other == name; ok != want || (ok && v != "v") {
+				t.Errorf("with only %s set, Lookup(%s) = %q, %v", name, other, v, ok)
+			}
+		}
+	}
+}
+
+func kvMap(kvs []carrier.KeyValue) map[string]string {
+	m := make(map[string]string, len(kvs))
+	for _, kv := range kvs {
+		m[kv.Key] = kv.Value
+	}
+	return m
+}
+
+func TestAppendStrings(t *testing.T) {
+	env := with(fullEnv, "SLURM_NTASKS", "x")
+	inherited := []carrier.KeyValue{
+		{Key: "slurm.job.name", Value: "first"}, {Key: "service.name", Value: "s"}, {Key: "slurm.job.name", Value: "last"},
+		{Key: "slurm.nnodes", Value: "2"}, {Key: "slurm.nnodes", Value: "two"}, // the last entry counts: discarded
+		{Key: "slurm.job.user", Value: ""},
+	}
+	dst := []carrier.KeyValue{{Key: "kept", Value: "as is"}}
+	se := VarsOf(env)
+	got, warns := AppendStrings(dst, &se, inherited)
+	if got[0] != dst[0] {
+		t.Errorf("dst changed: %q", got[0])
+	}
+	// Strings reads the same entries from the carrier.
+	text, _ := carrier.FormatList(inherited)
+	wantS, wantW := Strings(with(env, carrierVar, text))
+	if !maps.Equal(kvMap(got[1:]), wantS) || !slices.Equal(warns, wantW) {
+		t.Errorf("AppendStrings = %q %v, want %v %v", got[1:], warns, sorted(wantS), wantW)
+	}
+	if want := []string{"slurm.nnodes", "slurm.ntasks"}; !slices.Equal(warningKeys(warns), want) {
+		t.Errorf("warning keys %q, want %q", warningKeys(warns), want)
+	}
+	for i := 2; i < len(got); i++ {
+		if got[i-1].Key >= got[i].Key {
+			t.Errorf("not sorted by key: %q", got[1:])
+		}
+	}
+	if got[1:][slices.IndexFunc(got[1:], func(kv carrier.KeyValue) bool { return kv.Key == KeySlurmJobName })].Value != "last" {
+		t.Errorf("the last inherited slurm.job.name must win: %q", got)
+	}
+	if got, warns := AppendStrings(nil, &Vars{}, nil); len(got) != 0 || warns != nil {
+		t.Errorf("inactive: %q %v", got, warns)
+	}
+}
+
+func TestAppendStringsAllocations(t *testing.T) {
+	env := VarsList(taskEnvWithCarrier(t))
+	text, _ := env.Lookup(carrier.EnvVar)
+	inherited, _ := carrier.AppendParse(nil, text)
+	buf := make([]carrier.KeyValue, 0, slurmKeyCount)
+	// The inherited carrierVar holds nv.dl.job.uuid: nothing to allocate.
+	if got := testing.AllocsPerRun(100, func() { AppendStrings(buf, &env, inherited) }); got != 0 {
+		t.Errorf("AppendStrings: %v allocations, want 0", got)
+	}
+}
+
+func TestSlurmKeys(t *testing.T) {
+	if !slices.IsSorted(slurmKeys[:]) {
+		t.Errorf("slurmKeys are not in byte order: %q", slurmKeys)
+	}
+	for i, key := range slurmKeys {
+		if slurmKey(key) != i {
+			t.Errorf("slurmKey(%q) = %d, want %d", key, slurmKey(key), i)
+		}
+	}
+}
+
+// TestSetInStep: a stage fixed by the caller decides the head node, whatever
+// the step variables say.
+func TestSetInStep(t *testing.T) {
+	for _, stepID := range []string{"", "0", "-5"} {
+		for _, inStep := range []bool{false, true} {
+			env := VarsList([]string{"SLURM_JOB_ID=9", "SLURMD_NODENAME=c1", "SLURM_STEP_ID=" + stepID})
+			env.SetInStep(inStep)
+			if got := env.InStep(); got != inStep {
+				t.Errorf("SLURM_STEP_ID=%q, SetInStep(%v): InStep() = %v", stepID, inStep, got)
+			}
+			got, _ := AppendStrings(nil, &env, nil)
+			head := false
+			for _, kv := range got {
+				head = head || kv.Key == KeySlurmHeadNodeName
+			}
+			if head == inStep {
+				t.Errorf("SLURM_STEP_ID=%q, SetInStep(%v): head node written %v", stepID, inStep, head)
+			}
+		}
+	}
+}

@@ -1,0 +1,292 @@
+package slurm
+
+import (
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/spank-otel/spank-otel/internal/carrier"
+	"github.com/spank-otel/spank-otel/internal/slurm/slurmtest"
+)
+
+// The shared fixtures under the short names the tables use.
+type EnvMap = slurmtest.Env
+
+const (
+	deleted    = slurmtest.Deleted
+	carrierVar = slurmtest.CarrierVar
+)
+
+var (
+	jobUUID            = slurmtest.JobUUID
+	taskEnv            = slurmtest.TaskEnv
+	carrier25          = slurmtest.Carrier25
+	taskEnvWithCarrier = slurmtest.TaskEnvWithCarrier
+	baseEnv            = slurmtest.BaseEnv
+	baseWant           = slurmtest.BaseWant
+	fullEnv            = slurmtest.FullEnv
+	fullWant           = slurmtest.FullWant
+)
+
+func with[M ~map[string]string](m M, pairs ...string) M { return slurmtest.With(m, pairs...) }
+
+func TestStrings(t *testing.T) {
+	tests := []struct {
+		name  string
+		env   EnvMap
+		want  map[string]string
+		warns []string // keys of the warnings, in order
+	}{
+		// Activation.
+		{"empty environment", EnvMap{}, map[string]string{}, nil},
+		{"no job id", EnvMap{"SLURM_CLUSTER_NAME": "c", "SLURMD_NODENAME": "c1"}, map[string]string{}, nil},
+		{"empty job id", EnvMap{"SLURM_JOB_ID": "", "SLURM_CLUSTER_NAME": "c", "SLURM_ARRAY_JOB_ID": "5"}, map[string]string{}, nil},
+		{"plain job", baseEnv, baseWant, nil},
+		{"every variable", fullEnv, fullWant, nil},
+		{"empty carrier", with(baseEnv, carrierVar, ""), baseWant, nil},
+
+		// Locally derived values.
+		{"empty values are skipped",
+			with(fullEnv, "SLURM_JOB_NAME", "", "SLURM_JOB_USER", "", "SLURM_TOPOLOGY_ADDR", "", "SLURM_SEGMENT", ""),
+			with(fullWant, "slurm.job.name", deleted, "slurm.job.user", deleted, "slurm.topology.addr", deleted, "slurm.segment", deleted), nil},
+		{"array element",
+			with(baseEnv, "SLURM_JOB_ID", "101", "SLURM_ARRAY_JOB_ID", "100", "SLURM_ARRAY_TASK_ID", "1", "SLURM_ARRAY_TASK_COUNT", "4"),
+			with(baseWant, "slurm.job.id", "100_1", "slurm.job.id.raw", "101", "slurm.array.task_id", "1", "slurm.array.count", "4"), nil},
+		{"array element without array job id",
+			with(baseEnv, "SLURM_JOB_ID", "101", "SLURM_ARRAY_TASK_ID", "3"),
+			with(baseWant, "slurm.job.id", "101", "slurm.job.id.raw", "101", "slurm.array.job_id", "101", "slurm.array.task_id", "3",
+				"nv.dl.job.uuid", jobUUID("c", "nojob")), nil},
+		{"array element with empty array job id",
+			with(baseEnv, "SLURM_JOB_ID", "101", "SLURM_ARRAY_JOB_ID", "", "SLURM_ARRAY_TASK_ID", "3"),
+			with(baseWant, "slurm.job.id", "101", "slurm.job.id.raw", "101", "slurm.array.job_id", "101", "slurm.array.task_id", "3",
+				"nv.dl.job.uuid", jobUUID("c", "nojob")), nil},
+		{"array job id without task id is not an array element",
+			with(baseEnv, "SLURM_JOB_ID", "101", "SLURM_ARRAY_JOB_ID", "100"),
+			with(baseWant, "slurm.job.id", "101", "slurm.job.id.raw", "101", "slurm.array.job_id", "100",
+				"nv.dl.job.uuid", jobUUID("c", "101")), nil},
+		{"array count empty is 1", with(baseEnv, "SLURM_ARRAY_TASK_COUNT", ""), baseWant, nil},
+		{"array count is canonical", with(baseEnv, "SLURM_ARRAY_TASK_COUNT", " +004 "), with(baseWant, "slurm.array.count", "4"), nil},
+		{"array count invalid is omitted, not defaulted", with(baseEnv, "SLURM_ARRAY_TASK_COUNT", "4x"),
+			with(baseWant, "slurm.array.count", deleted), []string{"slurm.array.count"}},
+		{"restart count", with(baseEnv, "SLURM_RESTART_COUNT", "2"), with(baseWant, "slurm.restart_count", "2"), nil},
+		{"restart count empty is 0", with(baseEnv, "SLURM_RESTART_COUNT", ""), baseWant, nil},
+		{"restart count negative", with(baseEnv, "SLURM_RESTART_COUNT", "-1"), with(baseWant, "slurm.restart_count", "-1"), nil},
+		{"restart count invalid is omitted, not defaulted", with(baseEnv, "SLURM_RESTART_COUNT", "1.0"),
+			with(baseWant, "slurm.restart_count", deleted), []string{"slurm.restart_count"}},
+		{"nnodes from SLURM_NNODES", with(fullEnv, "SLURM_JOB_NUM_NODES", deleted), with(fullWant, "slurm.nnodes", "3"), nil},
+		{"nnodes from SLURM_NNODES when SLURM_JOB_NUM_NODES is empty", with(fullEnv, "SLURM_JOB_NUM_NODES", ""),
+			with(fullWant, "slurm.nnodes", "3"), nil},
+		{"nnodes invalid is omitted", with(fullEnv, "SLURM_JOB_NUM_NODES", "two"),
+			with(fullWant, "slurm.nnodes", deleted), []string{"slurm.nnodes"}},
+		{"ntasks has no default", with(fullEnv, "SLURM_NTASKS", deleted), with(fullWant, "slurm.ntasks", deleted), nil},
+		{"ntasks invalid is omitted", with(fullEnv, "SLURM_NTASKS", "1e3"), with(fullWant, "slurm.ntasks", deleted), []string{"slurm.ntasks"}},
+		{"integers are checked in order of key",
+			with(fullEnv, "SLURM_NTASKS", "x", "SLURM_RESTART_COUNT", "y", "SLURM_ARRAY_TASK_COUNT", "z", "SLURM_NNODES", deleted, "SLURM_JOB_NUM_NODES", "w"),
+			with(fullWant, "slurm.ntasks", deleted, "slurm.restart_count", deleted, "slurm.array.count", deleted, "slurm.nnodes", deleted),
+			[]string{"slurm.array.count", "slurm.nnodes", "slurm.ntasks", "slurm.restart_count"}},
+		{"partition from SLURM_PARTITION", with(fullEnv, "SLURM_JOB_PARTITION", deleted), with(fullWant, "slurm.partition", "other"), nil},
+		{"partition from SLURM_PARTITION when SLURM_JOB_PARTITION is empty", with(fullEnv, "SLURM_JOB_PARTITION", ""),
+			with(fullWant, "slurm.partition", "other"), nil},
+		{"sluids from NV_LAUNCH_*", with(fullEnv, "LENS_SLURM_SLUID", deleted, "LENS_SLURM_ARRAY_SLUID", ""),
+			with(fullWant, "slurm.sluid", "sluid-nv", "slurm.array.sluid", "asluid-nv"), nil},
+		{"sluid from Slurm's own SLURM_JOB_SLUID (25.11 on)",
+			with(fullEnv, "LENS_SLURM_SLUID", deleted, "NV_LAUNCH_SLUID", "", "SLURM_JOB_SLUID", "sAWNM8RBK7JF00"),
+			with(fullWant, "slurm.sluid", "sAWNM8RBK7JF00"), nil},
+		{"a launcher's sluid wins over SLURM_JOB_SLUID", with(fullEnv, "SLURM_JOB_SLUID", "sAWNM8RBK7JF00"), fullWant, nil},
+		{"no sluids", with(fullEnv, "LENS_SLURM_SLUID", deleted, "NV_LAUNCH_SLUID", "", "LENS_SLURM_ARRAY_SLUID", deleted, "NV_LAUNCH_ARRAY_SLUID", deleted),
+			with(fullWant, "slurm.sluid", deleted, "slurm.array.sluid", deleted), nil},
+		{"no head node in a step (SLURM_STEP_ID)", with(fullEnv, "SLURM_STEP_ID", "0"), with(fullWant, "slurm.head_node.name", deleted), nil},
+		{"no head node in a step (SLURM_STEPID)", with(fullEnv, "SLURM_STEPID", "0"), with(fullWant, "slurm.head_node.name", deleted), nil},
+		{"empty step ids are not a step", with(fullEnv, "SLURM_STEP_ID", "", "SLURM_STEPID", ""), fullWant, nil},
+		{"torchelastic and run ids derive no run uuid",
+			with(baseEnv, "TORCHELASTIC_RUN_ID", "r", "TORCHELASTIC_RESTART_COUNT", "1", "SLURM_ARRAY_JOB_ID", "100"),
+			baseWant, nil},
+		{"values are not trimmed", with(baseEnv, "SLURM_JOB_NAME", " a b "), with(baseWant, "slurm.job.name", " a b "), nil},
+
+		// Inherited values.
+		{"inherited value wins", with(fullEnv, carrierVar, "slurm.job.name=inh,slurm.head_node.name=c9"),
+			with(fullWant, "slurm.job.name", "inh", "slurm.head_node.name", "c9"), nil},
+		{"inherited head node is kept in a step", with(fullEnv, "SLURM_STEP_ID", "0", carrierVar, "slurm.head_node.name=c9"),
+			with(fullWant, "slurm.head_node.name", "c9"), nil},
+		{"inherited value is decoded", with(baseEnv, carrierVar, "slurm.job.name=a%2Cb%20c"), with(baseWant, "slurm.job.name", "a,b c"), nil},
+		{"empty inherited value is ignored", with(fullEnv, carrierVar, "slurm.job.name=,slurm.nnodes="), fullWant, nil},
+		{"invalid inherited integer is discarded for the local value", with(fullEnv, carrierVar, "slurm.nnodes=two,slurm.restart_count=1.5"),
+			fullWant, []string{"slurm.nnodes", "slurm.restart_count"}},
+		{"invalid inherited integer without a local value", with(baseEnv, carrierVar, "slurm.ntasks=x"),
+			baseWant, []string{"slurm.ntasks"}},
+		{"inherited integer is canonical", with(baseEnv, carrierVar, "slurm.ntasks=+08,slurm.array.count=%2B3"),
+			with(baseWant, "slurm.ntasks", "8", "slurm.array.count", "3"), nil},
+		{"inherited valid integer hides an invalid local one", with(baseEnv, "SLURM_NTASKS", "x", carrierVar, "slurm.ntasks=4"),
+			with(baseWant, "slurm.ntasks", "4"), nil},
+		{"other inherited values are not typed", with(baseEnv, carrierVar, "slurm.job.id=007,slurm.array.task_id=+1"),
+			with(baseWant, "slurm.job.id", "007", "slurm.array.task_id", "+1"), nil},
+		{"inherited job uuid wins", with(baseEnv, carrierVar, "nv.dl.job.uuid=U"), with(baseWant, "nv.dl.job.uuid", "U"), nil},
+		{"inherited run uuid", with(baseEnv, carrierVar, "nv.dl.run.uuid=R"), with(baseWant, "nv.dl.run.uuid", "R"), nil},
+		{"inherited values do not change the derivation",
+			with(baseEnv, carrierVar, "slurm.cluster.name=other,slurm.array.job_id=999,slurm.job.id.raw=999"),
+			with(baseWant, "slurm.cluster.name", "other", "slurm.array.job_id", "999", "slurm.job.id.raw", "999"), nil},
+		{"keys outside the allowlist are not read",
+			with(baseEnv, carrierVar, "service.name=x,slurm.nodelist=c[1-2],slurm.cluster=old,slurm.torchelastic.restart_count=2,slurm.job=x,nv.dl.rank=0"),
+			baseWant, nil},
+		{"malformed carrierVar entries are skipped silently", with(baseEnv, carrierVar, "garbage,=x,slurm.job.name=n,,"),
+			with(baseWant, "slurm.job.name", "n"), nil},
+
+		// Activation by inheritance alone.
+		{"inherited key activates without a job", EnvMap{"SLURM_CLUSTER_NAME": "c", "SLURMD_NODENAME": "c1", carrierVar: "slurm.job.id=9,nv.dl.run.uuid=R,service.name=s"},
+			map[string]string{"slurm.job.id": "9", "nv.dl.run.uuid": "R"}, nil},
+		{"inherited key with an empty job id", EnvMap{"SLURM_JOB_ID": "", carrierVar: "slurm.nnodes=2"},
+			map[string]string{"slurm.nnodes": "2"}, nil},
+		{"other inherited keys do not activate", EnvMap{carrierVar: "service.name=x,slurm.nodelist=c1,slurm.cluster=c"},
+			map[string]string{}, nil},
+		{"empty inherited values do not activate", EnvMap{carrierVar: "slurm.job.id=,nv.dl.job.uuid="}, map[string]string{}, nil},
+		{"invalid inherited integers do not activate", EnvMap{carrierVar: "slurm.nnodes=x"}, map[string]string{}, []string{"slurm.nnodes"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, warns := Strings(tt.env)
+			if got == nil {
+				t.Fatal("Strings returned a nil map")
+			}
+			if !maps.Equal(got, tt.want) {
+				t.Errorf("Strings =\n%v\nwant\n%v", sorted(got), sorted(tt.want))
+			}
+			if keys := warningKeys(warns); !slices.Equal(keys, tt.warns) {
+				t.Errorf("warning keys %q, want %q (%v)", keys, tt.warns, warns)
+			}
+			for k := range got {
+				if !IsKey(k) {
+					t.Errorf("result holds %q, which is not allowlisted", k)
+				}
+			}
+		})
+	}
+}
+
+func TestStringsWarningText(t *testing.T) {
+	_, warns := Strings(with(baseEnv, "SLURM_NNODES", "two", carrierVar, "slurm.ntasks=x"+strings.Repeat("y", 100)))
+	want := []string{
+		`key "slurm.nnodes": SLURM_NNODES="two" is not an integer: omitted`,
+		`key "slurm.ntasks": inherited value "x` + strings.Repeat("y", 63) + `"... is not an integer: discarded`,
+	}
+	var got []string
+	for _, w := range warns {
+		got = append(got, w.String())
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("warnings\n%q\nwant\n%q", got, want)
+	}
+}
+
+// The srun task of the shared test data, with and without the carrierVar its
+// batch step passed on.
+func TestStringsTaskEnv(t *testing.T) {
+	want := map[string]string{
+		"slurm.job.id":                "4242",
+		"slurm.job.id.raw":            "4242",
+		"slurm.array.job_id":          "4242",
+		"slurm.array.task_id":         "0",
+		"slurm.array.count":           "1",
+		"slurm.restart_count":         "0",
+		"slurm.cluster.name":          "cluster-a",
+		"slurm.job.name":              "train.sbatch",
+		"slurm.job.user":              "alice",
+		"slurm.job.account":           "research",
+		"slurm.job.qos":               "normal",
+		"slurm.partition":             "gpu",
+		"slurm.nnodes":                "2",
+		"slurm.ntasks":                "4",
+		"slurm.topology.addr":         "c1",
+		"slurm.topology.addr_pattern": "node",
+		"nv.dl.job.uuid":              jobUUID("cluster-a", "4242"),
+	}
+	vars := VarsList(taskEnv(t))
+	got, warns := Strings(&vars)
+	if !maps.Equal(got, want) || warns != nil {
+		t.Errorf("Strings =\n%v %v\nwant\n%v", sorted(got), warns, sorted(want))
+	}
+	// The batch step's head node comes in through the carrier.
+	vars = VarsList(taskEnvWithCarrier(t))
+	got, warns = Strings(&vars)
+	if want := with(want, "slurm.head_node.name", "c1"); !maps.Equal(got, want) || warns != nil {
+		t.Errorf("with the carrier: Strings =\n%v %v\nwant\n%v", sorted(got), warns, sorted(want))
+	}
+	parsed, _ := carrier.Parse(carrier25(t))
+	if len(parsed) != 25 {
+		t.Errorf("carrier-25.txt has %d keys", len(parsed))
+	}
+}
+
+func TestIsKey(t *testing.T) {
+	allow := []string{
+		"slurm.job.id", "slurm.job.id.raw", "slurm.array.job_id", "slurm.array.task_id",
+		"slurm.array.count", "slurm.sluid", "slurm.array.sluid", "slurm.job.name",
+		"slurm.cluster.name", "slurm.partition", "slurm.nnodes", "slurm.ntasks",
+		"slurm.restart_count", "slurm.job.user", "slurm.job.account", "slurm.job.qos",
+		"slurm.job.reservation", "slurm.segment", "slurm.topology.addr",
+		"slurm.topology.addr_pattern", "slurm.head_node.name",
+		"nv.dl.job.uuid", "nv.dl.run.uuid",
+	}
+	if len(allow) != 23 {
+		t.Fatalf("test lists %d keys", len(allow))
+	}
+	for _, k := range allow {
+		if !IsKey(k) {
+			t.Errorf("IsKey(%q) = false", k)
+		}
+	}
+	for _, k := range []string{
+		"slurm.nodelist", "slurm.cluster", "slurm.torchelastic.restart_count", // retired
+		"", "slurm.", "slurm.job", "SLURM_JOB_ID", "Slurm.job.id", " slurm.job.id", "slurm.job.id ",
+		"nv.dl.rank", "nv.dl.job_uuid", "service.name", "slurm.topology",
+	} {
+		if IsKey(k) {
+			t.Errorf("IsKey(%q) = true", k)
+		}
+	}
+}
+
+func warningKeys(ws []carrier.Warning) []string {
+	var keys []string
+	for _, w := range ws {
+		keys = append(keys, w.Key)
+	}
+	return keys
+}
+
+// sorted renders m one key per line, for readable failures.
+func sorted(m map[string]string) string {
+	var b strings.Builder
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		b.WriteString("\t" + k + "=" + m[k] + "\n")
+	}
+	return b.String()
+}
+
+func BenchmarkStrings(b *testing.B) {
+	for _, bc := range []struct {
+		name string
+		kv   []string
+	}{
+		{"task", taskEnv(b)},
+		{"task+carrier25", taskEnvWithCarrier(b)},
+	} {
+		// What a task pays in all with the Env of the hot path: the Vars
+		// from envp, then the detection.
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				env := VarsList(bc.kv)
+				_, _ = Strings(&env)
+			}
+		})
+	}
+}
+
+func BenchmarkVarsList(b *testing.B) {
+	kv := taskEnvWithCarrier(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = VarsList(kv)
+	}
+}
