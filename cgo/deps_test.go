@@ -1,0 +1,126 @@
+package main
+
+import (
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// deniedPackages are packages the per-task library must not link. Every
+// package linked is initialised in every task, so each one costs every
+// task of every job step: fmt and reflect for their tables, os for its
+// files and environment, and the crypto packages for the FIPS 140 module
+// they bring (the UUIDv5 digest comes from internal/sha1 instead). A
+// subtree is written with "/...".
+var deniedPackages = []string{
+	"fmt",
+	"reflect",
+	"os",
+	"os/exec",
+	"net",
+	"encoding/json",
+	"crypto",
+	"crypto/...",
+}
+
+// denied reports whether pkg is on the deny list.
+func denied(pkg string) bool {
+	for _, d := range deniedPackages {
+		if tree, ok := strings.CutSuffix(d, "/..."); ok {
+			if strings.HasPrefix(pkg, tree+"/") {
+				return true
+			}
+		} else if pkg == d {
+			return true
+		}
+	}
+	return false
+}
+
+func TestDenied(t *testing.T) {
+	tests := []struct {
+		pkg  string
+		want bool
+	}{
+		{"fmt", true},
+		{"os", true},
+		{"os/exec", true},
+		{"crypto", true},
+		{"crypto/sha1", true},
+		{"crypto/internal/fips140/sha256", true},
+		{"strconv", false},
+		{"os/signal", false}, // not linked today, but os would be
+		{"cryptography", false},
+		{"internal/reflectlite", false},
+		{"github.com/spank-otel/spank-otel/internal/sha1", false},
+	}
+	for _, tt := range tests {
+		if got := denied(tt.pkg); got != tt.want {
+			t.Errorf("denied(%q) = %v, want %v", tt.pkg, got, tt.want)
+		}
+	}
+}
+
+// TestTaskPathDeps fails when the library links a denied package, and
+// names the chain of imports that brings it in.
+func TestTaskPathDeps(t *testing.T) {
+	gocmd, err := exec.LookPath("go")
+	if err != nil {
+		t.Skipf("the go command is needed to list the library's packages: %v", err)
+	}
+	// One line per package: its path, then what it imports.
+	cmd := exec.Command(gocmd, "list", "-deps", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, ".")
+	out, err := cmd.Output()
+	if err != nil {
+		stderr := ""
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = string(ee.Stderr)
+		}
+		t.Fatalf("go list -deps: %v\n%s", err, stderr)
+	}
+	imports := map[string][]string{}
+	var order []string // dependencies first, the library last
+	for line := range strings.Lines(string(out)) {
+		fields := strings.Fields(line)
+		if len(fields) == 0 {
+			continue
+		}
+		imports[fields[0]] = fields[1:]
+		order = append(order, fields[0])
+	}
+	if len(order) == 0 {
+		t.Fatal("go list -deps listed nothing")
+	}
+	root := order[len(order)-1]
+	for _, pkg := range order {
+		if denied(pkg) {
+			t.Errorf("the library links %s: %s", pkg, strings.Join(importChain(imports, root, pkg), " -> "))
+		}
+	}
+}
+
+// importChain returns a shortest chain of imports from root to pkg.
+func importChain(imports map[string][]string, root, pkg string) []string {
+	from := map[string]string{root: ""}
+	queue := []string{root}
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		if p == pkg {
+			var chain []string
+			for ; p != ""; p = from[p] {
+				chain = append(chain, p)
+			}
+			slices.Reverse(chain)
+			return chain
+		}
+		for _, next := range imports[p] {
+			if _, seen := from[next]; !seen {
+				from[next] = p
+				queue = append(queue, next)
+			}
+		}
+	}
+	return []string{root, "?", pkg}
+}
