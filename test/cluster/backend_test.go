@@ -136,27 +136,30 @@ func waitSpans(t testing.TB, base string, q url.Values, want int) []jaegerSpan {
 }
 
 // probeJob runs one sbatch job on two nodes whose steps run each probe in
-// four tasks (srun -N2 -n4 PROBE NAME), plus one step that records the
-// tasks' environments; sbatchFlags go to sbatch, and so to every step. It
-// returns the job id, the recorded tasks and the batch script's node.
+// four tasks (srun -N2 -n4 PROBE NAME). Each task records its environment
+// first, then execs the probe, so the span's process is the task itself
+// (a separate step would not do: on Slurm 22.05 a step's SLURM_JOB_NAME is
+// the step's name). sbatchFlags go to sbatch, and so to every step. It
+// returns the job id, the recorded tasks (PROBE.RANK.env) and the batch
+// script's node.
 func probeJob(t *testing.T, sbatchFlags string) (job string, tasks []task, head string) {
 	t.Helper()
-	tag := outDir(t)
+	var tag string
+	tag = outDir(t)
 	var steps strings.Builder
 	for _, p := range probes {
-		fmt.Fprintf(&steps, "srun -N2 -n4 %s %s-$SLURM_JOB_ID\n", p, p)
+		fmt.Fprintf(&steps, "srun -N2 -n4 bash -c 'env -0 > /shared/out/%s/%s.$SLURM_PROCID.env && exec %s %s-$SLURM_JOB_ID'\n", tag, p, p, p)
 	}
 	out := alice(t, fmt.Sprintf(`set -e; cd /shared; export OTEL_RESOURCE_ATTRIBUTES='%[3]s'
 sbatch --wait --parsable %[4]s -N2 -n4 -o /shared/out/%[1]s/slurm.out <<'EOF'
 #!/bin/bash
 set -e
 echo "$SLURMD_NODENAME" > /shared/out/%[1]s/head
-srun -N2 -n4 -o /shared/out/%[1]s/task.%%t.env env -0
 %[2]sEOF`, tag, steps.String(), backendCarrier, sbatchFlags))
 	job = strings.TrimSpace(out)
 	tasks = collect(t, tag)
-	if len(tasks) != 4 {
-		t.Fatalf("job %s: got %d task environments, want 4: %v", job, len(tasks), names(tasks))
+	if len(tasks) != 4*len(probes) {
+		t.Fatalf("job %s: got %d task environments, want %d: %v", job, len(tasks), 4*len(probes), names(tasks))
 	}
 	h, _, err := clusterCmd(t, "", false, nil, "cat", "/shared/out/"+tag+"/head", "/shared/out/"+tag+"/slurm.out")
 	if err != nil {
@@ -172,28 +175,35 @@ srun -N2 -n4 -o /shared/out/%[1]s/task.%%t.env env -0
 func TestSpansInJaeger(t *testing.T) {
 	base := jaegerURL(t)
 	job, tasks, head := probeJob(t, "")
-	// The carrier each node's tasks got, from the recorded environments.
-	byNode := map[string]task{}
-	perNode := map[string]int{}
+	// The carrier each probe's tasks got on each node, from the recorded
+	// environments (the tasks of one step on one node get the same).
+	byNode := map[string]task{} // probe@node → a task
+	perNode := map[string]int{} // probe@topology address → tasks
 	for _, tk := range tasks {
-		node := tk.env["SLURMD_NODENAME"]
+		probe, _, _ := strings.Cut(tk.name, ".")
+		node := probe + "@" + tk.env["SLURMD_NODENAME"]
 		if prev, ok := byNode[node]; ok && prev.env[libcarrier.EnvVar] != tk.env[libcarrier.EnvVar] {
-			t.Errorf("two tasks on %s got different carriers: %q and %q", node, prev.env[libcarrier.EnvVar], tk.env[libcarrier.EnvVar])
+			t.Errorf("two tasks %s got different carriers: %q and %q", node, prev.env[libcarrier.EnvVar], tk.env[libcarrier.EnvVar])
 		}
 		byNode[node] = tk
-		perNode[tk.env["SLURM_TOPOLOGY_ADDR"]]++
+		perNode[probe+"@"+tk.env["SLURM_TOPOLOGY_ADDR"]]++
 		if got := tk.env["OTEL_EXPORTER_OTLP_ENDPOINT"]; got != "http://jaeger:4318" {
 			t.Errorf("%s: OTEL_EXPORTER_OTLP_ENDPOINT = %q, want the TaskProlog's http://jaeger:4318", tk.name, got)
 		}
 	}
-	if len(byNode) != 2 {
-		t.Fatalf("job %s ran on %d nodes, want 2", job, len(byNode))
+	if len(byNode) != 2*len(probes) {
+		t.Fatalf("job %s: the probes ran on %v, want each on 2 nodes", job, perNode)
 	}
 	spans := waitSpans(t, base, url.Values{"tags": {fmt.Sprintf(`{"slurm.job.id":%q}`, job)}}, 8)
 	t.Logf("Jaeger holds %d spans with slurm.job.id=%s", len(spans), job)
 	for _, probe := range probes {
 		name := probe + "-" + job
-		got := map[string]int{} // topology address → spans
+		got, want := map[string]int{}, map[string]int{} // topology address → spans, tasks
+		for k, n := range perNode {
+			if p, addr, _ := strings.Cut(k, "@"); p == probe {
+				want[addr] = n
+			}
+		}
 		for _, s := range spans {
 			if s.Operation != name {
 				continue
@@ -201,8 +211,8 @@ func TestSpansInJaeger(t *testing.T) {
 			addr := s.Resource["slurm.topology.addr"]
 			got[addr]++
 			var tk task
-			for _, c := range byNode {
-				if c.env["SLURM_TOPOLOGY_ADDR"] == addr {
+			for k, c := range byNode {
+				if strings.HasPrefix(k, probe+"@") && c.env["SLURM_TOPOLOGY_ADDR"] == addr {
 					tk = c
 				}
 			}
@@ -211,14 +221,14 @@ func TestSpansInJaeger(t *testing.T) {
 				continue
 			}
 			// Exactly what the plugin wrote for that task, plus the SDK's own.
-			want := tk.attrs(t)
+			carrier := tk.attrs(t)
 			res := map[string]string{}
 			for k, v := range s.Resource {
 				if !sdkKeys[k] {
 					res[k] = v
 				}
 			}
-			if diff := mapDiff(res, want); diff != "" {
+			if diff := mapDiff(res, carrier); diff != "" {
 				t.Errorf("%s on %s: the span's resource is not the task's carrier:\n%s", name, addr, diff)
 			}
 			checkIdentity(t, task{name: name + "@" + addr, env: tk.env}, res)
@@ -232,8 +242,8 @@ func TestSpansInJaeger(t *testing.T) {
 				t.Errorf("%s on %s: identity missing: %v", name, addr, res)
 			}
 		}
-		if fmt.Sprint(got) != fmt.Sprint(perNode) {
-			t.Errorf("%s: spans per node %v, want one per task %v", name, got, perNode)
+		if len(want) != 2 || fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%s: spans per node %v, want one per task %v", name, got, want)
 		}
 	}
 }
