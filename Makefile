@@ -30,7 +30,7 @@ C_SOURCES  := $(wildcard spank/*.c spank/*.h spank/*.map spank/Makefile)
 HOST_PACKAGES := gcc make git rpm debootstrap docker.io docker-compose dpkg-dev python3 binutils lintian
 
 .PHONY: all lib cli shim headers testlibs deb rpm deps dockerd unit ctest package-test \
-        cluster-test test demo bench clean
+        cluster-test test demo bench clean jaeger otelprobes backend-deps
 
 all: lib cli
 
@@ -90,6 +90,38 @@ $(TESTLIBS)/libfault.so: test/faultlib/main.go go.mod
 	CGO_ENABLED=1 $(GO) build $(GOFLAGS_BUILD) -buildmode=c-shared -o $@ ./test/faultlib
 	@rm -f $(TESTLIBS)/libfault.h
 
+# The cluster's tracing backend and the programs that send to it. Jaeger is
+# built once per module version and cached outside the tree (test/jaeger/build.sh).
+JAEGER    := $(BUILD)/jaeger
+OTELPROBE := $(BUILD)/otelprobe
+jaeger: $(JAEGER)/jaeger
+$(JAEGER)/jaeger: test/jaeger/go.mod test/jaeger/go.sum test/jaeger/uiassets/main.go test/jaeger/build.sh
+	GO=$(GO) test/jaeger/build.sh $(JAEGER)
+	@touch $@
+otelprobes: $(OTELPROBE)/otel-probe-go $(OTELPROBE)/otel-probe-js.tar
+$(OTELPROBE)/otel-probe-go: test/otelprobe/main.go test/otelprobe/go.mod test/otelprobe/go.sum
+	@mkdir -p $(dir $@)
+	cd test/otelprobe && CGO_ENABLED=0 $(GO) build $(GOFLAGS_BUILD) -ldflags='-s -w' -o $(abspath $@) .
+# npm ci from the lock file; the node images carry the result (no registry there).
+$(OTELPROBE)/otel-probe-js.tar: test/otelprobe/js/package.json test/otelprobe/js/package-lock.json test/otelprobe/js/probe.js
+	@command -v npm >/dev/null || $(MAKE) backend-deps
+	rm -rf $(OTELPROBE)/js && mkdir -p $(OTELPROBE)/js
+	cp $^ $(OTELPROBE)/js/
+	cd $(OTELPROBE)/js && npm ci --omit=dev --ignore-scripts --no-audit --no-fund --loglevel=error
+	tar -C $(OTELPROBE)/js --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -cf $@ .
+
+# What the backend tests and the demo need on the host: npm (for the JS
+# probe), Chromium and a font (the screenshot of Jaeger's UI) and curl.
+backend-deps: deps
+	@missing=""; command -v npm >/dev/null || missing="$$missing npm"; \
+	command -v chromium >/dev/null || missing="$$missing chromium"; \
+	command -v curl >/dev/null || missing="$$missing curl"; \
+	[ -e /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || missing="$$missing fonts-dejavu-core"; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$missing; \
+	fi
+
 deb: lib cli shim
 	packaging/deb/build.sh --slurm $(SLURM) --shim $(BUILD)/$(SLURM)/spank_otel.so \
 	  --lib $(BUILD)/libspankotel.so --cli $(BUILD)/spank-otel --out $(BUILD)/deb --version $(VERSION)
@@ -113,13 +145,13 @@ package-test: deps
 	$(MAKE) rpm SLURM=$(SLURM)
 	packaging/rpm/test.sh $$(ls -t $(BUILD)/rpm/RPMS/*/slurm-spank-otel-*.rpm | head -n1)
 
-cluster-test: dockerd cli
+cluster-test: dockerd cli backend-deps
 	@mkdir -p $(BUILD)
 	test/cluster/run.sh $(SLURMS)
 
 test: deps unit ctest package-test cluster-test
 
-demo: dockerd
+demo: dockerd backend-deps
 	test/slurm-docker/cluster up --slurm $(SLURM)
 	test/slurm-docker/demo.sh $(SLURM)
 

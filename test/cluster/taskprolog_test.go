@@ -11,29 +11,26 @@ import (
 	"time"
 )
 
-const taskProlog = "/etc/slurm/spank-otel-taskprolog.sh"
+// taskProlog is a piece of the cluster's TaskProlog (test/slurm-docker/
+// task-prolog.sh runs every executable in task-prolog.d), so the test adds
+// the recipe beside the OTLP endpoint piece instead of replacing it.
+const taskProlog = "/etc/slurm/task-prolog.d/50-spank-otel"
 
-// withTaskProlog sets TaskProlog=script in slurm.conf on every node for the
-// rest of the test, the way a site without the plugin would, and waits
-// until both compute nodes run it. c3 gets its configuration from the
-// controller.
+// withTaskProlog adds script to the nodes' TaskProlog for the rest of the
+// test, the way a site without the plugin would, and waits until both
+// compute nodes run it.
 func withTaskProlog(t *testing.T, script string) {
 	t.Helper()
 	asRoot(t, fmt.Sprintf("cat > %[1]s <<'EOF'\n%[2]sEOF\nchmod 0755 %[1]s", taskProlog, script), "c1", "c2", "c3")
-	set := fmt.Sprintf("sed -i '/^TaskProlog=/d' /etc/slurm/slurm.conf && echo TaskProlog=%s >> /etc/slurm/slurm.conf", taskProlog)
-	asRoot(t, set, "slurmctld", "c1", "c2")
-	asRoot(t, "scontrol reconfigure", "slurmctld")
 	t.Cleanup(func() {
-		asRoot(t, "sed -i '/^TaskProlog=/d' /etc/slurm/slurm.conf", "slurmctld", "c1", "c2")
-		asRoot(t, "scontrol reconfigure", "slurmctld")
-		waitTaskProlog(t, false)
 		asRoot(t, "rm -f "+taskProlog, "c1", "c2", "c3")
+		waitTaskProlog(t, false)
 	})
 	waitTaskProlog(t, true)
 }
 
 // waitTaskProlog waits until the TaskProlog runs (or no longer runs) on c1
-// and c2: slurmd rereads its configuration a moment after reconfigure.
+// and c2.
 func waitTaskProlog(t *testing.T, running bool) {
 	t.Helper()
 	want := ""

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # make demo: a two-node job on the running cluster whose tasks print their
-# decoded OTEL_RESOURCE_ATTRIBUTES, shown as one table (attribute × task).
+# decoded OTEL_RESOURCE_ATTRIBUTES, shown as one table (attribute × task);
+# then the spans its tasks sent to the cluster's Jaeger (demo-jaeger.sh).
 set -euo pipefail
 
 slurm=${1:-24.11}
@@ -8,17 +9,21 @@ here=$(cd "$(dirname "$0")" && pwd)
 cluster() { "$here/cluster" "$@"; }
 
 echo "Submitting as alice on Slurm $slurm, with a user attribute of her own:"
-echo "  OTEL_RESOURCE_ATTRIBUTES='team=ml%2Cinfra' sbatch -N2 -n4 --wait: srun spank-otel decode"
+echo "  OTEL_RESOURCE_ATTRIBUTES='team=ml%2Cinfra' OTEL_SERVICE_NAME=demo sbatch -N2 -n4 --wait:"
+echo "    srun spank-otel decode; srun otel-probe-go otel-probe-go; srun otel-probe-js otel-probe-js"
 echo
 
 # Each task prints "<step>.<rank> <JSON object of its attributes>"; the
 # batch script itself is task "batch".
 out=$(cluster exec --slurm "$slurm" -- bash -c '
-export OTEL_RESOURCE_ATTRIBUTES="team=ml%2Cinfra"
+export OTEL_RESOURCE_ATTRIBUTES="team=ml%2Cinfra" OTEL_SERVICE_NAME=demo
 cd /shared && sbatch --wait --quiet -N2 -n4 -J demo -o /shared/demo-%j.out <<"EOF" >/dev/null
 #!/bin/bash
 echo "batch@$SLURMD_NODENAME $(spank-otel decode)"
 srun -N2 -n4 bash -c '"'"'echo "step$SLURM_STEP_ID.$SLURM_PROCID@$SLURMD_NODENAME $(spank-otel decode)"'"'"'
+srun -N2 -n4 otel-probe-go otel-probe-go
+srun -N2 -n4 otel-probe-js otel-probe-js
+echo "job $SLURM_JOB_ID"
 EOF
 cat "$(ls -t /shared/demo-*.out | head -n1)"')
 
@@ -41,3 +46,8 @@ EOF
 echo
 echo "The batch step carries the head node; each step's tasks carry their own node's topology;"
 echo "nv.dl.job.uuid is the same everywhere, and the user's team=ml,infra survives."
+
+job=$(sed -n 's/^job \([0-9]*\)$/\1/p' <<<"$out")
+[[ -n $job ]] || { echo "demo: the job printed no id" >&2; exit 1; }
+echo
+"$here/demo-jaeger.sh" "$slurm" "$job"

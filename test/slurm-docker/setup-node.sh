@@ -38,6 +38,19 @@ for f in spankprobe.so libevil.so libfault.so; do
 	[ ! -f "$src/$f" ] || install -m 0644 "$src/$f" "$testdir/$f"
 done
 
+# The tracing backend's side (backend.sh): the TaskProlog that points every
+# task's OpenTelemetry SDK at the cluster's Jaeger, and the probe programs.
+install -m 0755 "$src/task-prolog.sh" /etc/slurm/task-prolog.sh
+install -d -m 0755 /etc/slurm/task-prolog.d
+install -m 0755 "$src/otlp-endpoint.sh" /etc/slurm/task-prolog.d/otlp-endpoint
+[ ! -f "$src/otel-probe-go" ] || install -m 0755 "$src/otel-probe-go" /usr/local/bin/otel-probe-go
+if [ -f "$src/otel-probe-js.tar" ]; then
+	install -d -m 0755 "$testdir/otel-probe-js"
+	tar -C "$testdir/otel-probe-js" --no-same-owner -xf "$src/otel-probe-js.tar"
+	printf '#!/bin/sh\nexec node %s/otel-probe-js/probe.js "$@"\n' "$testdir" >/usr/local/bin/otel-probe-js
+	chmod 0755 /usr/local/bin/otel-probe-js
+fi
+
 if [ ! -f "$src/spank-otel.deb" ]; then
 	echo "setup-node: no plugin package given; the image has no spank-otel" >&2
 	exit 0
