@@ -18,6 +18,9 @@
 //
 // Only the environment passed in is read, never the process environment, and
 // attributes inherited through OTEL_RESOURCE_ATTRIBUTES play no part.
+//
+// The naming rules live in an internal package that the per-task library
+// shares; this package returns its results as github.com/google/uuid values.
 package uuidderive
 
 import (
@@ -31,47 +34,18 @@ import (
 // It is the same type as detect.Env.
 type Env = uuidv5.Env
 
-// Names of the environment variables the derivations read.
-const (
-	envJobID             = "SLURM_JOB_ID"
-	envArrayJobID        = "SLURM_ARRAY_JOB_ID"
-	envArrayTaskID       = "SLURM_ARRAY_TASK_ID"
-	envClusterName       = "SLURM_CLUSTER_NAME"
-	envRestartCount      = "SLURM_RESTART_COUNT"
-	envTorchRestartCount = "TORCHELASTIC_RESTART_COUNT"
-	envTorchRunID        = "TORCHELASTIC_RUN_ID"
-)
-
-const (
-	runPrefix    = "nemo.lens.run/"
-	localCluster = "local"
-	noJob        = "nojob"
-	noCluster    = "nocluster"
-)
-
-// nameBufSize is large enough for the names of real jobs, so that hashing them
-// needs no heap allocation; a longer name still works, it just allocates.
-const nameBufSize = uuidv5.NameBufSize
-
 // JobName returns the name the job UUID is derived from:
 // "nemo.lens.job/<cluster>/<job key>".
 func JobName(env Env) string {
-	var buf [nameBufSize]byte
-	return string(jobVarsOf(env).AppendName(buf[:0]))
+	var buf [uuidv5.NameBufSize]byte
+	return string(uuidv5.JobVarsOf(env).AppendName(buf[:0]))
 }
 
 // JobUUID returns the job UUID, uuid5(URL, JobName(env)). It is defined for
 // every environment: without Slurm variables it is the UUID of
 // "nemo.lens.job/nocluster/nojob".
 func JobUUID(env Env) uuid.UUID {
-	return uuid.UUID(jobVarsOf(env).UUID())
-}
-
-func jobVarsOf(env Env) uuidv5.JobVars {
-	cluster, _ := env.Lookup(envClusterName)
-	jobID, _ := env.Lookup(envJobID)
-	arrayJobID, _ := env.Lookup(envArrayJobID)
-	return uuidv5.JobVars{Cluster: cluster, JobID: jobID, ArrayJobID: arrayJobID, ArrayTask: isArray(env)}
+	return uuid.UUID(uuidv5.JobVarsOf(env).UUID())
 }
 
 // RunName returns the name the run (attempt) UUID is derived from, and false
@@ -86,8 +60,8 @@ func jobVarsOf(env Env) uuidv5.JobVars {
 // the run id is runID or else TORCHELASTIC_RUN_ID; with neither there is no
 // name.
 func RunName(env Env, runID string) (string, bool) {
-	var buf [nameBufSize]byte
-	b, ok := appendRunName(buf[:0], env, runID)
+	var buf [uuidv5.NameBufSize]byte
+	b, ok := uuidv5.AppendRunName(buf[:0], env, runID)
 	if !ok {
 		return "", false
 	}
@@ -97,69 +71,11 @@ func RunName(env Env, runID string) (string, bool) {
 // RunUUID returns uuid5(URL, name) for the name of RunName, and false when
 // RunName has none.
 func RunUUID(env Env, runID string) (uuid.UUID, bool) {
-	var buf [16 + nameBufSize]byte
+	var buf [16 + uuidv5.NameBufSize]byte
 	b := append(buf[:0], uuid.NameSpaceURL[:]...)
-	b, ok := appendRunName(b, env, runID)
+	b, ok := uuidv5.AppendRunName(b, env, runID)
 	if !ok {
 		return uuid.Nil, false
 	}
 	return uuid.UUID(uuidv5.Sum(b)), true
-}
-
-// isArray reports whether the task belongs to an array job: SLURM_ARRAY_TASK_ID
-// is set, even to an empty value.
-func isArray(env Env) bool {
-	_, ok := env.Lookup(envArrayTaskID)
-	return ok
-}
-
-// jobKey returns the job key of the derivations.
-func jobKey(env Env, array bool) string {
-	name := envJobID
-	if array {
-		name = envArrayJobID
-	}
-	return valueOr(env, name, noJob)
-}
-
-// valueOr returns the value of the variable name, or def when it is unset or
-// empty.
-func valueOr(env Env, name, def string) string {
-	if v, _ := env.Lookup(name); v != "" {
-		return v
-	}
-	return def
-}
-
-func appendRunName(b []byte, env Env, runID string) ([]byte, bool) {
-	jobID, _ := env.Lookup(envJobID)
-	arrayJobID, _ := env.Lookup(envArrayJobID)
-	if jobID != "" || arrayJobID != "" {
-		array := isArray(env)
-		b = append(b, runPrefix...)
-		b = append(b, valueOr(env, envClusterName, noCluster)...)
-		b = append(b, '/')
-		b = append(b, jobKey(env, array)...)
-		if !array {
-			b = append(b, "/sr"...)
-			b = append(b, valueOr(env, envRestartCount, "0")...)
-		}
-		if te, ok := env.Lookup(envTorchRestartCount); ok {
-			b = append(b, "/te"...)
-			b = append(b, te...)
-		}
-		return b, true
-	}
-	if runID == "" {
-		runID, _ = env.Lookup(envTorchRunID)
-	}
-	if runID == "" {
-		return b, false
-	}
-	b = append(b, runPrefix...)
-	b = append(b, localCluster...)
-	b = append(b, '/')
-	b = append(b, runID...)
-	b = append(b, "/te"...)
-	return append(b, valueOr(env, envTorchRestartCount, "0")...), true
 }

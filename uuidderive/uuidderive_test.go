@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
+
+	"github.com/spank-otel/spank-otel/internal/uuidv5"
 )
 
 // env is a test Env backed by a map; a key that is absent is unset.
@@ -156,7 +158,7 @@ func TestRunUUIDSpecExample(t *testing.T) {
 
 // Names longer than the stack buffer must still hash correctly.
 func TestLongNames(t *testing.T) {
-	long := strings.Repeat("x", 3*nameBufSize)
+	long := strings.Repeat("x", 3*uuidv5.NameBufSize)
 	e := env{"SLURM_CLUSTER_NAME": long, "SLURM_JOB_ID": "1"}
 	if got, want := JobUUID(e), uuid.NewSHA1(uuid.NameSpaceURL, []byte("nemo.lens.job/"+long+"/1")); got != want {
 		t.Errorf("JobUUID = %v, want %v", got, want)

@@ -1,11 +1,12 @@
-// Package uuidv5 derives the job UUID as a plain [16]byte, for the per-task
-// library.
+// Package uuidv5 owns the naming of the job and run UUIDs (the names
+// hashed, the job key, nojob and nocluster) and derives them as a plain
+// [16]byte, for the per-task library.
 //
 // Package uuidderive is the public API and returns github.com/google/uuid
 // values. That module imports net, crypto/rand and encoding/json, whose
 // initialisation and size cost load time in every task (measured with the
 // spank/ harness: about 6% of a fork, dlopen and call). The per-task path
-// (package detect) therefore uses this package, which needs only the
+// (package internal/slurm) therefore uses this package, which needs only the
 // standard library; uuidderive builds on it, and its tests check every
 // result against uuid.NewSHA1.
 package uuidv5
@@ -54,11 +55,29 @@ func (u UUID) String() string {
 	return string(b[:])
 }
 
-// Name prefixes and defaults of the job name.
+// The names hashed are fixed by the specification, so every tool that
+// follows it derives the same UUIDs for the same job:
+//
+//	job: nemo.lens.job/<cluster>/<job key>
+//	run: nemo.lens.run/<cluster>/<job key>[/sr<restart>][/te<restart>]
+//	     nemo.lens.run/local/<run id>/te<restart>
 const (
-	jobPrefix = "nemo.lens.job/"
-	noJob     = "nojob"
-	noCluster = "nocluster"
+	jobPrefix    = "nemo.lens.job/"
+	runPrefix    = "nemo.lens.run/"
+	localCluster = "local"
+	noJob        = "nojob"
+	noCluster    = "nocluster"
+)
+
+// Names of the environment variables the names are derived from.
+const (
+	envJobID             = "SLURM_JOB_ID"
+	envArrayJobID        = "SLURM_ARRAY_JOB_ID"
+	envArrayTaskID       = "SLURM_ARRAY_TASK_ID"
+	envClusterName       = "SLURM_CLUSTER_NAME"
+	envRestartCount      = "SLURM_RESTART_COUNT"
+	envTorchRestartCount = "TORCHELASTIC_RESTART_COUNT"
+	envTorchRunID        = "TORCHELASTIC_RUN_ID"
 )
 
 // NameBufSize is large enough for the names of real jobs, so that hashing
@@ -75,18 +94,37 @@ type JobVars struct {
 	ArrayTask  bool   // whether SLURM_ARRAY_TASK_ID is set, even to ""
 }
 
-// AppendName appends the name the job UUID is derived from:
-// "nemo.lens.job/<cluster>/<job key>", where the job key is the array job id
-// for an array element and the job id otherwise.
-func (v JobVars) AppendName(b []byte) []byte {
+// JobVarsOf returns the JobVars of env.
+func JobVarsOf(env Env) JobVars {
+	cluster, _ := env.Lookup(envClusterName)
+	jobID, _ := env.Lookup(envJobID)
+	arrayJobID, _ := env.Lookup(envArrayJobID)
+	_, array := env.Lookup(envArrayTaskID)
+	return JobVars{Cluster: cluster, JobID: jobID, ArrayJobID: arrayJobID, ArrayTask: array}
+}
+
+// cluster returns the cluster of the names: SLURM_CLUSTER_NAME, or
+// "nocluster" when it is empty or unset.
+func (v JobVars) cluster() string { return cmp.Or(v.Cluster, noCluster) }
+
+// key returns the job key: the array job id for an array element, the job
+// id otherwise, and "nojob" when that is empty. It is why every step,
+// restart, requeue and element of an array job has one job UUID.
+func (v JobVars) key() string {
 	key := v.JobID
 	if v.ArrayTask {
 		key = v.ArrayJobID
 	}
+	return cmp.Or(key, noJob)
+}
+
+// AppendName appends the name the job UUID is derived from:
+// "nemo.lens.job/<cluster>/<job key>".
+func (v JobVars) AppendName(b []byte) []byte {
 	b = append(b, jobPrefix...)
-	b = append(b, cmp.Or(v.Cluster, noCluster)...)
+	b = append(b, v.cluster()...)
 	b = append(b, '/')
-	return append(b, cmp.Or(key, noJob)...)
+	return append(b, v.key()...)
 }
 
 // UUID returns uuid5(URL, the job name).
@@ -95,6 +133,56 @@ func (v JobVars) UUID() UUID {
 	ns := NamespaceURL()
 	b := append(buf[:0], ns[:]...)
 	return Sum(v.AppendName(b))
+}
+
+// AppendRunName appends the name the run (attempt) UUID of env is derived
+// from, and reports false, with b unchanged, when there is none.
+//
+// With a Slurm job (SLURM_JOB_ID or SLURM_ARRAY_JOB_ID non-empty) the name
+// is "nemo.lens.run/<cluster>/<job key>", followed by
+// "/sr<SLURM_RESTART_COUNT>" (0 when unset or empty) unless the job is an
+// array job, followed by "/te<TORCHELASTIC_RESTART_COUNT>" when that
+// variable is set; runID is not used. Without a Slurm job the name is
+// "nemo.lens.run/local/<run id>/te<TORCHELASTIC_RESTART_COUNT or 0>", where
+// the run id is runID or else TORCHELASTIC_RUN_ID; with neither there is no
+// name.
+func AppendRunName(b []byte, env Env, runID string) ([]byte, bool) {
+	if job := JobVarsOf(env); job.JobID != "" || job.ArrayJobID != "" {
+		b = append(b, runPrefix...)
+		b = append(b, job.cluster()...)
+		b = append(b, '/')
+		b = append(b, job.key()...)
+		if !job.ArrayTask {
+			b = append(b, "/sr"...)
+			b = append(b, valueOr(env, envRestartCount, "0")...)
+		}
+		if te, ok := env.Lookup(envTorchRestartCount); ok {
+			b = append(b, "/te"...)
+			b = append(b, te...)
+		}
+		return b, true
+	}
+	if runID == "" {
+		runID, _ = env.Lookup(envTorchRunID)
+	}
+	if runID == "" {
+		return b, false
+	}
+	b = append(b, runPrefix...)
+	b = append(b, localCluster...)
+	b = append(b, '/')
+	b = append(b, runID...)
+	b = append(b, "/te"...)
+	return append(b, valueOr(env, envTorchRestartCount, "0")...), true
+}
+
+// valueOr returns the value of the variable name, or def when it is unset
+// or empty.
+func valueOr(env Env, name, def string) string {
+	if v, _ := env.Lookup(name); v != "" {
+		return v
+	}
+	return def
 }
 
 // Env is the environment the derivations and the detectors read. Lookup
