@@ -94,9 +94,9 @@ type Result struct {
 // Capacities of the per-task buffers: a realistic task fits, so that
 // nothing but the result allocates; a larger one still works.
 const (
-	inheritedBuf = 48 // entries of the inherited carrier
-	slurmBuf     = 23 // the whole Slurm allowlist
-	carrierBuf   = 64 // entries written
+	inheritedBuf = 48            // entries of the inherited carrier
+	slurmBuf     = slurm.NumKeys // the whole Slurm allowlist
+	carrierBuf   = 64            // entries written
 )
 
 // Compute returns what the plugin writes into a task whose environment is

@@ -1,5 +1,7 @@
 package slurm
 
+//go:generate go test -run TestLookupGenerated -update .
+
 import (
 	"strings"
 
@@ -8,7 +10,9 @@ import (
 )
 
 // The variables a Vars holds, by their index in it: what the Slurm
-// detector reads, and what package uuidderive reads.
+// detector reads, and what package uuidderive reads. To add one: a
+// constant here, its name in slurmVarNames, `go generate`, then the code
+// that reads it.
 const (
 	varCarrier = iota // OTEL_RESOURCE_ATTRIBUTES
 	varJobID
@@ -44,7 +48,11 @@ const (
 	slurmVarCount
 )
 
-// slurmVarNames are the names of the variables a Vars holds, by index.
+// Vars.set has one bit per variable.
+var _ [64 - slurmVarCount]struct{}
+
+// slurmVarNames are the names of the variables a Vars holds, by index: the
+// table that slurmVar, its reverse, is generated from.
 var slurmVarNames = [slurmVarCount]string{
 	varCarrier:             carrier.EnvVar,
 	varJobID:               "SLURM_JOB_ID",
@@ -76,75 +84,6 @@ var slurmVarNames = [slurmVarCount]string{
 	varNVArraySLUID:        "NV_LAUNCH_ARRAY_SLUID",
 	varTorchRestartCount:   "TORCHELASTIC_RESTART_COUNT",
 	varTorchRunID:          "TORCHELASTIC_RUN_ID",
-}
-
-// slurmVar returns the index of the variable name in a Vars, or -1 when
-// a Vars does not hold it. It is slurmVarNames reversed, as a switch:
-// VarsList calls it for every variable of a task.
-func slurmVar(name string) int {
-	switch name {
-	case carrier.EnvVar:
-		return varCarrier
-	case "SLURM_JOB_ID":
-		return varJobID
-	case "SLURM_ARRAY_JOB_ID":
-		return varArrayJobID
-	case "SLURM_ARRAY_TASK_ID":
-		return varArrayTaskID
-	case "SLURM_ARRAY_TASK_COUNT":
-		return varArrayTaskCount
-	case "SLURM_CLUSTER_NAME":
-		return varClusterName
-	case "SLURM_JOB_NAME":
-		return varJobName
-	case "SLURM_JOB_PARTITION":
-		return varJobPartition
-	case "SLURM_PARTITION":
-		return varPartition
-	case "SLURM_JOB_NUM_NODES":
-		return varJobNumNodes
-	case "SLURM_NNODES":
-		return varNNodes
-	case "SLURM_NTASKS":
-		return varNTasks
-	case "SLURM_RESTART_COUNT":
-		return varRestartCount
-	case "SLURM_JOB_USER":
-		return varJobUser
-	case "SLURM_JOB_ACCOUNT":
-		return varJobAccount
-	case "SLURM_JOB_QOS":
-		return varJobQOS
-	case "SLURM_JOB_RESERVATION":
-		return varJobReservation
-	case "SLURM_SEGMENT":
-		return varSegment
-	case "SLURM_TOPOLOGY_ADDR":
-		return varTopologyAddr
-	case "SLURM_TOPOLOGY_ADDR_PATTERN":
-		return varTopologyAddrPattern
-	case "SLURMD_NODENAME":
-		return varNodeName
-	case "SLURM_STEP_ID":
-		return varStepID
-	case "SLURM_STEPID":
-		return varStepIDOld
-	case "LENS_SLURM_SLUID":
-		return varLensSLUID
-	case "NV_LAUNCH_SLUID":
-		return varNVSLUID
-	case "SLURM_JOB_SLUID":
-		return varJobSLUID
-	case "LENS_SLURM_ARRAY_SLUID":
-		return varLensArraySLUID
-	case "NV_LAUNCH_ARRAY_SLUID":
-		return varNVArraySLUID
-	case "TORCHELASTIC_RESTART_COUNT":
-		return varTorchRestartCount
-	case "TORCHELASTIC_RUN_ID":
-		return varTorchRunID
-	}
-	return -1
 }
 
 // Vars is the part of a task's environment that the Slurm detector

@@ -71,6 +71,7 @@ func TestVarsOf(t *testing.T) {
 	}
 }
 
+// TestVarNames guards slurmVarNames and its reverse, slurmVar.
 func TestVarNames(t *testing.T) {
 	if len(slurmtest.VarNames) != slurmVarCount {
 		t.Fatalf("test lists %d names, Vars holds %d", len(slurmtest.VarNames), slurmVarCount)
@@ -158,9 +159,10 @@ func TestAppendStringsAllocations(t *testing.T) {
 	}
 }
 
+// TestSlurmKeys guards slurmKeys and its reverse, slurmKey.
 func TestSlurmKeys(t *testing.T) {
-	if !slices.IsSorted(slurmKeys[:]) {
-		t.Errorf("slurmKeys are not in byte order: %q", slurmKeys)
+	if !slices.IsSorted(slurmKeys[:]) || slices.Contains(slurmKeys[:], "") {
+		t.Errorf("slurmKeys are not in byte order, or one is missing: %q", slurmKeys)
 	}
 	for i, key := range slurmKeys {
 		if slurmKey(key) != i {

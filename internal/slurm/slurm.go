@@ -45,11 +45,10 @@ const (
 	KeyRunUUID                  = "nv.dl.run.uuid"
 )
 
-// slurmKeyCount is the size of the allowlist, the most keys a result holds.
-const slurmKeyCount = 23
-
-// The allowlisted keys by index, in bytewise order, so that a result walked
-// by index is sorted by key.
+// The allowlisted keys by index, in byte order, so that a result walked by
+// index is sorted by key. To add one: a Key constant, its index here, its
+// entry in slurmKeys, `go generate`, then the line of deriveSlurm that
+// fills it (and detect's public Key constant).
 const (
 	keyJobUUID = iota
 	keyRunUUID
@@ -74,9 +73,18 @@ const (
 	keySLUID
 	keyTopologyAddr
 	keyTopologyAddrPattern
+
+	slurmKeyCount // the size of the allowlist, the most keys a result holds
 )
 
-// slurmKeys are the allowlisted keys by index.
+// NumKeys is the size of the allowlist: a result never holds more entries.
+const NumKeys = slurmKeyCount
+
+// slurmValues.set and the seen set of AppendStrings have one bit per key.
+var _ [32 - slurmKeyCount]struct{}
+
+// slurmKeys are the allowlisted keys by index: the table that slurmKey, its
+// reverse, is generated from.
 var slurmKeys = [slurmKeyCount]string{
 	keyJobUUID:             KeyJobUUID,
 	keyRunUUID:             KeyRunUUID,
@@ -101,59 +109,6 @@ var slurmKeys = [slurmKeyCount]string{
 	keySLUID:               KeySlurmSLUID,
 	keyTopologyAddr:        KeySlurmTopologyAddr,
 	keyTopologyAddrPattern: KeySlurmTopologyAddrPattern,
-}
-
-// slurmKey returns the index of key in the allowlist, or -1.
-func slurmKey(key string) int {
-	switch key {
-	case KeyJobUUID:
-		return keyJobUUID
-	case KeyRunUUID:
-		return keyRunUUID
-	case KeySlurmArrayCount:
-		return keyArrayCount
-	case KeySlurmArrayJobID:
-		return keyArrayJobID
-	case KeySlurmArraySLUID:
-		return keyArraySLUID
-	case KeySlurmArrayTaskID:
-		return keyArrayTaskID
-	case KeySlurmClusterName:
-		return keyClusterName
-	case KeySlurmHeadNodeName:
-		return keyHeadNodeName
-	case KeySlurmJobAccount:
-		return keyJobAccount
-	case KeySlurmJobID:
-		return keyJobID
-	case KeySlurmJobIDRaw:
-		return keyJobIDRaw
-	case KeySlurmJobName:
-		return keyJobName
-	case KeySlurmJobQOS:
-		return keyJobQOS
-	case KeySlurmJobReservation:
-		return keyJobReservation
-	case KeySlurmJobUser:
-		return keyJobUser
-	case KeySlurmNNodes:
-		return keyNNodes
-	case KeySlurmNTasks:
-		return keyNTasks
-	case KeySlurmPartition:
-		return keyPartition
-	case KeySlurmRestartCount:
-		return keyRestartCount
-	case KeySlurmSegment:
-		return keySegment
-	case KeySlurmSLUID:
-		return keySLUID
-	case KeySlurmTopologyAddr:
-		return keyTopologyAddr
-	case KeySlurmTopologyAddrPattern:
-		return keyTopologyAddrPattern
-	}
-	return -1
 }
 
 // IsKey reports whether key is one of the 23 keys the Slurm detector
