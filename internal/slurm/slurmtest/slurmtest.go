@@ -8,7 +8,6 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -141,15 +140,26 @@ var VarNames = []string{
 //     keys, several of them percent-encoded.
 
 // readTestdata returns the lines of detect/testdata/name, without empty
-// lines. The directory is found from this file, so that the tests of any
-// package can call it.
+// lines. The directory is found from the module root above the working
+// directory, where go test runs a package's tests, so that the tests of
+// any package can call it.
 func readTestdata(tb testing.TB, name string) []string {
 	tb.Helper()
-	_, file, _, ok := runtime.Caller(0)
-	if !ok {
-		tb.Fatal("slurmtest: cannot locate the test data")
+	dir, err := os.Getwd()
+	if err != nil {
+		tb.Fatal(err)
 	}
-	path := filepath.Join(filepath.Dir(file), "..", "..", "..", "detect", "testdata", name)
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			break
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			tb.Fatal("slurmtest: no go.mod above the working directory")
+		}
+		dir = parent
+	}
+	path := filepath.Join(dir, "detect", "testdata", name)
 	b, err := os.ReadFile(path)
 	if err != nil {
 		tb.Fatal(err)
