@@ -134,10 +134,12 @@ unit:
 	$(GO) test -count=1 ./...
 
 # The harness changes file owners and runs children as another user: root.
-# It compiles against the headers `make headers` downloads, as the shim does.
+# It compiles against the headers `make headers` downloads, as the shim does,
+# into a build directory of that release's own (make notices no header change
+# from another release: their files are older than the objects).
 ctest: lib headers
 	$(MAKE) -C spank test SLURM_INCLUDE=$(abspath $(BUILD)/slurm-headers/$(SLURM)/usr/include) \
-	  REAL=$(abspath $(BUILD)/libspankotel.so)
+	  BUILD=$(abspath $(BUILD))/ctest-$(SLURM) REAL=$(abspath $(BUILD)/libspankotel.so)
 
 package-test: deps
 	$(MAKE) deb SLURM=$(SLURM)
@@ -155,7 +157,7 @@ demo: dockerd backend-deps
 	test/slurm-docker/cluster up --slurm $(SLURM)
 	test/slurm-docker/demo.sh $(SLURM)
 
-bench: lib dockerd
+bench: lib dockerd headers
 	test/bench/bench.sh
 
 clean:

@@ -21,8 +21,11 @@ forks=${BENCH_FORKS:-600}       # per library (at least 300)
 rounds=${BENCH_ROUNDS:-30}      # interleaving rounds
 pairs=${BENCH_PAIRS:-30}        # srun on/off pairs
 slurm=${SLURM:-24.11}
-harness=$top/spank/build/spank-otel-harness
-testdata=$top/spank/build/testdata
+# The harness and the empty Go library, built against the headers the
+# Makefile downloads (make headers), in a directory of their own.
+spankbuild=$top/build/bench-spank
+harness=$spankbuild/spank-otel-harness
+testdata=$spankbuild/testdata
 
 say() { printf '\n== %s\n' "$*"; }
 show() { printf '$ %s\n' "$*"; }
@@ -37,7 +40,7 @@ percentiles() {
 }
 
 make -s lib cli >/dev/null
-make -s -C spank harness goempty >/dev/null
+make -s -C spank harness goempty BUILD="$spankbuild" SLURM_INCLUDE="$top/build/slurm-headers/$slurm/usr/include" >/dev/null
 
 # --- 1. per-task cost -------------------------------------------------------
 say "1. per-task cost: task fork, helper fork, load, call, answer, reap; $forks tasks each, interleaved in $rounds rounds"
