@@ -11,7 +11,6 @@ import (
 	"github.com/spank-otel/spank-otel/internal/carrier"
 	"github.com/spank-otel/spank-otel/internal/slurm"
 	"github.com/spank-otel/spank-otel/internal/slurm/slurmtest"
-	"github.com/spank-otel/spank-otel/libcarrier"
 	"github.com/spank-otel/spank-otel/uuidderive"
 )
 
@@ -32,24 +31,11 @@ var (
 	taskEnvWithCarrier = slurmtest.TaskEnvWithCarrier
 )
 
+var warningKeys = slurmtest.WarningKeys
+
+func sorted(m map[string]string) string { return slurmtest.Sorted(m) }
+
 func with[M ~map[string]string](m M, pairs ...string) M { return slurmtest.With(m, pairs...) }
-
-func warningKeys(ws []libcarrier.Warning) []string {
-	var keys []string
-	for _, w := range ws {
-		keys = append(keys, w.Key)
-	}
-	return keys
-}
-
-// sorted renders m one key per line, for readable failures.
-func sorted(m map[string]string) string {
-	var b strings.Builder
-	for _, k := range slices.Sorted(maps.Keys(m)) {
-		b.WriteString("\t" + k + "=" + m[k] + "\n")
-	}
-	return b.String()
-}
 
 func TestSlurm(t *testing.T) {
 	got, warns := detect.Slurm(with(fullEnv, carrierVar, "slurm.ntasks=%2B016,slurm.job.id=007,nv.dl.run.uuid=R,slurm.restart_count=x"))

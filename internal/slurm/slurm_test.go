@@ -29,6 +29,10 @@ var (
 	fullWant           = slurmtest.FullWant
 )
 
+var warningKeys = slurmtest.WarningKeys
+
+func sorted(m map[string]string) string { return slurmtest.Sorted(m) }
+
 func with[M ~map[string]string](m M, pairs ...string) M { return slurmtest.With(m, pairs...) }
 
 func TestStrings(t *testing.T) {
@@ -244,23 +248,6 @@ func TestIsKey(t *testing.T) {
 			t.Errorf("IsKey(%q) = true", k)
 		}
 	}
-}
-
-func warningKeys(ws []carrier.Warning) []string {
-	var keys []string
-	for _, w := range ws {
-		keys = append(keys, w.Key)
-	}
-	return keys
-}
-
-// sorted renders m one key per line, for readable failures.
-func sorted(m map[string]string) string {
-	var b strings.Builder
-	for _, k := range slices.Sorted(maps.Keys(m)) {
-		b.WriteString("\t" + k + "=" + m[k] + "\n")
-	}
-	return b.String()
 }
 
 func BenchmarkStrings(b *testing.B) {

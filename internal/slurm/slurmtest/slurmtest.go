@@ -8,10 +8,12 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/uuid"
+	"github.com/spank-otel/spank-otel/internal/carrier"
 )
 
 // Env is an environment held in a map, as detect.EnvMap: a key that is
@@ -192,4 +194,22 @@ func Carrier25(tb testing.TB) string {
 // carrier as its OTEL_RESOURCE_ATTRIBUTES.
 func TaskEnvWithCarrier(tb testing.TB) []string {
 	return append(TaskEnv(tb), CarrierVar+"="+Carrier25(tb))
+}
+
+// WarningKeys lists the keys of ws, in order.
+func WarningKeys(ws []carrier.Warning) []string {
+	var keys []string
+	for _, w := range ws {
+		keys = append(keys, w.Key)
+	}
+	return keys
+}
+
+// Sorted renders m one key per line, for readable failures.
+func Sorted[M ~map[string]string](m M) string {
+	var b strings.Builder
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		b.WriteString("\t" + k + "=" + m[k] + "\n")
+	}
+	return b.String()
 }
