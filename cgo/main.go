@@ -2,10 +2,12 @@
 // built with -buildmode=c-shared. It is a thin layer of C exports over
 // package taskenv.
 //
-// The shim (spank/) loads this library with dlopen only inside the forked
-// task child, right before execve, and calls spank_otel_task_env once. The
-// Go runtime therefore never runs in slurmd, slurmstepd or the client
-// commands, where a later fork could deadlock it.
+// The shim (spank/) loads this library with dlopen only in a short-lived
+// helper process it forks from each task child, and calls
+// spank_otel_task_env once there with the task's environment. The Go
+// runtime therefore never runs in slurmd, slurmstepd, the client commands
+// or the task itself, which must stay single-threaded for the plugins
+// after it (container plugins join namespaces).
 package main
 
 /*

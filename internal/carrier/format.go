@@ -128,7 +128,7 @@ func formatList(kvs []KeyValue) (string, []Warning) {
 	for _, i := range ord {
 		e := &es[i]
 		if e.tk != "" && !utf8.ValidString(e.val) {
-			warns = append(warns, Warning{Key: e.key, Message: "value is not valid UTF-8: dropped"})
+			warns = append(warns, Warning{Key: e.key, Message: msgInvalidUTF8})
 			e.tk = ""
 		}
 	}
@@ -221,6 +221,10 @@ func resolve(es []entry, ord []int32, warns []Warning) []Warning {
 	return warns
 }
 
+// msgInvalidUTF8 is the warning of every entry dropped for its value: Format,
+// FormatList and Repair drop the same entries, with the same words.
+const msgInvalidUTF8 = "value is not valid UTF-8: dropped"
+
 // checkKey returns why a trimmed key cannot be written, or "".
 func checkKey(k string) string {
 	if validKey(k) {
@@ -299,7 +303,7 @@ func text(v any, typeName func(any) string) (string, string) {
 		return "", ""
 	case string:
 		if !utf8.ValidString(v) {
-			return "", "value is not valid UTF-8: dropped"
+			return "", msgInvalidUTF8
 		}
 		return v, ""
 	case bool:

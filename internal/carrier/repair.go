@@ -24,7 +24,7 @@ func Repair(kvs []KeyValue) ([]KeyValue, []Warning) {
 			continue
 		}
 		if !utf8.ValidString(kv.Value) {
-			warns = append(warns, Warning{Key: kv.Key, Message: "value is not valid UTF-8: dropped"})
+			warns = append(warns, Warning{Key: kv.Key, Message: msgInvalidUTF8})
 			continue
 		}
 		out = append(out, kv)
