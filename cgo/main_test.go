@@ -2,9 +2,12 @@ package main
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"go.opentelemetry.io/otel/sdk/resource"
 	"gotest.tools/v3/assert"
@@ -217,3 +220,37 @@ func TestOneLine(t *testing.T) {
 	}
 }
 
+// TestTaskPathFitsReserve runs the export on a new goroutine, whose stack
+// starts smaller than the one cgo gives a C thread, after one growStack:
+// the address of a local shows whether the runtime had to move the stack
+// again, which is what growStack is there to avoid.
+func TestTaskPathFitsReserve(t *testing.T) {
+	env := benchTaskEnv(t)
+	// A collection could shrink the stack between the calls.
+	defer setGCPercent(setGCPercent(-1))
+	moved := make(chan bool)
+	go func() {
+		growStack(0)
+		var local byte
+		before := uintptr(unsafe.Pointer(&local))
+		rc, _, log := callTaskEnv(env, "", 1<<20)
+		if rc != 1 {
+			t.Errorf("rc %d, log %q", rc, log)
+		}
+		moved <- uintptr(unsafe.Pointer(&local)) != before
+	}()
+	assert.Assert(t, !<-moved, "the task path needs more stack than growStack reserves (%d bytes)", stackReserve)
+}
+
+// benchTaskEnv is the task of make bench: a 60-variable step task with a
+// 25-key inherited carrier.
+func benchTaskEnv(t *testing.T) []string {
+	t.Helper()
+	read := func(name string) string {
+		b, err := os.ReadFile(filepath.Join("..", "detect", "testdata", name))
+		assert.NilError(t, err)
+		return strings.TrimSuffix(string(b), "\n")
+	}
+	env := strings.Split(read("task-env.txt"), "\n")
+	return append(env, "OTEL_RESOURCE_ATTRIBUTES="+read("carrier-25.txt"))
+}
