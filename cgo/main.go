@@ -50,7 +50,6 @@ func spank_otel_task_env(envp **C.char, exclude *C.char, maxEnvBytes C.long, val
 		return resultInternal
 	}
 	*value, *log = nil, nil
-	growStack(uint(maxEnvBytes))
 	res, failure := computeSafely(func() taskenv.Result {
 		opts := taskenv.Options{MaxEnvBytes: int(maxEnvBytes)}
 		if exclude != nil {

@@ -245,13 +245,14 @@ func readLines(tb testing.TB, path string) []string {
 }
 
 // TestComputeAllocations checks the hot-path promise on a realistic task:
-// no map is built, and only the decoded carrier values (together) and the
-// result allocate.
+// no map is built and nothing allocates per entry. What does allocate is
+// the list of inherited entries, their decoded values (together), the
+// merged list and the result.
 func TestComputeAllocations(t *testing.T) {
 	env := realisticEnv(t)
 	got := testing.AllocsPerRun(100, func() { taskenv.Compute(env, taskenv.Options{MaxEnvBytes: 2 << 20}) })
-	if got > 2 {
-		t.Errorf("Compute: %v allocations, want at most 2", got)
+	if got > 4 {
+		t.Errorf("Compute: %v allocations, want at most 4", got)
 	}
 }
 

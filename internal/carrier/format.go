@@ -365,32 +365,32 @@ func formatFloat(f float64, bits int) (string, string) {
 
 const upperHex = "0123456789ABCDEF"
 
-// writeBuf is the size of a carrier that is built on the stack; a longer
-// one still works, it just allocates once more.
-const writeBuf = 2048
-
 // write joins kvs, whose keys are valid, in order, with values
 // percent-encoded, and adds a warning to warns for every value too long
 // for some consumers. A warning names the key as the caller was given it:
 // given[i] for kvs[i], or kvs[i].Key when given is nil. The result is
 // false, and nothing is written, when a value is not valid UTF-8.
 func write(kvs []KeyValue, given []string, warns []Warning) (string, []Warning, bool) {
-	var buf [writeBuf]byte
-	b := buf[:0]
+	// Built in place and returned without a copy. The room is what an
+	// unencoded carrier takes; encoded bytes grow it.
+	var b strings.Builder
+	size := 0
+	for _, kv := range kvs {
+		size += len(kv.Key) + 1 + len(kv.Value) + 1
+	}
+	b.Grow(size)
 	for i, kv := range kvs {
-		if len(b) > 0 {
-			b = append(b, ',')
+		if b.Len() > 0 {
+			b.WriteByte(',')
 		}
-		b = append(b, kv.Key...)
-		b = append(b, '=')
-		start := len(b)
-		var ascii bool
-		b, ascii = appendEncoded(b, kv.Value)
+		b.WriteString(kv.Key)
+		b.WriteByte('=')
+		start := b.Len()
 		// Only a value with a byte above 0x7F needs a closer look.
-		if !ascii && !utf8.ValidString(kv.Value) {
+		if ascii := writeEncoded(&b, kv.Value); !ascii && !utf8.ValidString(kv.Value) {
 			return "", warns, false
 		}
-		if n := len(b) - start; n > maxValueBytes {
+		if n := b.Len() - start; n > maxValueBytes {
 			key := kv.Key
 			if given != nil {
 				key = given[i]
@@ -399,22 +399,24 @@ func write(kvs []KeyValue, given []string, warns []Warning) (string, []Warning, 
 				Message: "value encodes to " + strconv.Itoa(n) + " bytes (over 255): written, but the Collector and the JavaScript SDK reject it"})
 		}
 	}
-	return string(b), warns, true
+	return b.String(), warns, true
 }
 
-// appendEncoded appends s percent-encoded to b, copying runs of unreserved
+// writeEncoded writes s percent-encoded to b, copying runs of unreserved
 // bytes at once, and reports whether s is all ASCII.
-func appendEncoded(b []byte, s string) (_ []byte, ascii bool) {
+func writeEncoded(b *strings.Builder, s string) (ascii bool) {
 	ascii = true
 	for {
 		n := span(s, &unreservedBytes)
-		b = append(b, s[:n]...)
+		b.WriteString(s[:n])
 		if n == len(s) {
-			return b, ascii
+			return ascii
 		}
 		c := s[n]
 		ascii = ascii && c < utf8.RuneSelf
-		b = append(b, '%', upperHex[c>>4], upperHex[c&15])
+		b.WriteByte('%')
+		b.WriteByte(upperHex[c>>4])
+		b.WriteByte(upperHex[c&15])
 		s = s[n+1:]
 	}
 }
