@@ -10,12 +10,16 @@ import (
 // deniedPackages are packages the per-task library must not link. Every
 // package linked is initialised in every task, so each one costs every
 // task of every job step: fmt and reflect for their tables, os for its
-// files and environment, and the crypto packages for the FIPS 140 module
-// they bring (the UUIDv5 digest comes from internal/sha1 instead). A
-// subtree is written with "/...".
+// files and environment, the crypto packages for the FIPS 140 module they
+// bring (the UUIDv5 digest comes from internal/sha1 instead), and strings
+// and bytes for unicode, whose maps are built at start (internal/strs
+// instead). A subtree is written with "/...".
 var deniedPackages = []string{
 	"fmt",
 	"reflect",
+	"strings",
+	"bytes",
+	"unicode",
 	"os",
 	"os/exec",
 	"net",
@@ -49,6 +53,9 @@ func TestDenied(t *testing.T) {
 		{"crypto", true},
 		{"crypto/sha1", true},
 		{"crypto/internal/fips140/sha256", true},
+		{"strings", true},
+		{"unicode", true},
+		{"unicode/utf8", false},
 		{"strconv", false},
 		{"os/signal", false}, // not linked today, but os would be
 		{"cryptography", false},

@@ -17,10 +17,10 @@ import "C"
 
 import (
 	"strconv"
-	"strings"
 	"unsafe"
 
 	"github.com/spank-otel/spank-otel/internal/carrier"
+	"github.com/spank-otel/spank-otel/internal/strs"
 	"github.com/spank-otel/spank-otel/taskenv"
 )
 
@@ -80,7 +80,7 @@ func computeSafely(compute func() taskenv.Result) (res taskenv.Result, failure s
 		if r := recover(); r != nil {
 			res = taskenv.Result{}
 			failure = "E internal error, attributes not written: " + oneLine(panicText(r)) +
-				"\nD " + oneLine(strings.ReplaceAll(string(stack()), "\n", " | ")) + "\n"
+				"\nD " + flatten(string(stack()), " | ") + "\n"
 		}
 	}()
 	return compute(), ""
@@ -116,10 +116,18 @@ func cStrings(envp **C.char) []string {
 	return out
 }
 
+// splitList splits the exclude= list at its commas, without the blanks
+// (spaces and tabs) around each key.
 func splitList(s string) []string {
 	var out []string
-	for _, item := range strings.Split(s, ",") {
-		if item = strings.TrimSpace(item); item != "" {
+	for s != "" {
+		item := s
+		if i := strs.IndexByte(s, ','); i >= 0 {
+			item, s = s[:i], s[i+1:]
+		} else {
+			s = ""
+		}
+		if item = strs.Trim(item, " \t"); item != "" {
 			out = append(out, item)
 		}
 	}
@@ -133,7 +141,7 @@ const maxWarningLines = 10
 // (the user must know), "I " lines to info (what the repair dropped), "V "
 // lines to verbose.
 func logLines(res taskenv.Result) string {
-	var b strings.Builder
+	var b strs.Builder
 	if res.Reason != "" {
 		b.WriteString("E ")
 		b.WriteString(oneLine(res.Reason))
@@ -147,7 +155,7 @@ func logLines(res taskenv.Result) string {
 // writeCapped writes one line per warning, with prefix, up to
 // maxWarningLines, then one line with the count of the rest: a hostile
 // carrier can yield thousands, and the log needs the first few.
-func writeCapped(b *strings.Builder, prefix, what string, ws []carrier.Warning) {
+func writeCapped(b *strs.Builder, prefix, what string, ws []carrier.Warning) {
 	for i, w := range ws {
 		if i == maxWarningLines {
 			b.WriteString(prefix)
@@ -162,13 +170,25 @@ func writeCapped(b *strings.Builder, prefix, what string, ws []carrier.Warning) 
 }
 
 // oneLine keeps a hostile value from forging extra log lines.
-func oneLine(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f {
-			return '?'
+func oneLine(s string) string { return flatten(s, "?") }
+
+// flatten writes s on one line: newline for each '\n', '?' for any other
+// control character, and U+FFFD for a byte that is not UTF-8, as
+// strings.Map would.
+func flatten(s, newline string) string {
+	var b strs.Builder
+	b.Grow(len(s))
+	for _, r := range s {
+		switch {
+		case r == '\n':
+			b.WriteString(newline)
+		case r < 0x20 || r == 0x7f:
+			b.WriteByte('?')
+		default:
+			b.WriteRune(r)
 		}
-		return r
-	}, s)
+	}
+	return b.String()
 }
 
 func main() {}

@@ -9,12 +9,13 @@
 package taskenv
 
 import (
+	"cmp"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/spank-otel/spank-otel/internal/carrier"
 	"github.com/spank-otel/spank-otel/internal/slurm"
+	"github.com/spank-otel/spank-otel/internal/strs"
 )
 
 // MaxArgStrlen is the kernel's limit on one argument or environment string
@@ -130,7 +131,7 @@ func Compute(env []string, opts Options) Result {
 	inStep := vars.InStep()
 
 	inheritedText, inheritedSet := vars.Lookup(carrier.EnvVar)
-	hint := min(strings.Count(inheritedText, ",")+1, maxInheritedHint)
+	hint := min(strs.Count(inheritedText, ',')+1, maxInheritedHint)
 	inherited, dropped := carrier.AppendParse(make([]carrier.KeyValue, 0, hint), inheritedText)
 	inherited, repaired := carrier.Repair(inherited)
 	dropped = append(dropped, repaired...)
@@ -174,7 +175,7 @@ func Compute(env []string, opts Options) Result {
 // it is not written there.
 func merge(dst, inherited, detected []carrier.KeyValue, exclude []string, inStep bool) ([]carrier.KeyValue, bool) {
 	written := func(key string) bool {
-		return !slices.Contains(exclude, key) && (inStep || !strings.HasPrefix(key, "slurm.topology."))
+		return !slices.Contains(exclude, key) && (inStep || !strs.HasPrefix(key, "slurm.topology."))
 	}
 	changed := false
 	i, j := 0, 0
@@ -186,7 +187,7 @@ func merge(dst, inherited, detected []carrier.KeyValue, exclude []string, inStep
 		case i == len(inherited):
 			order = 1
 		case j < len(detected):
-			order = strings.Compare(inherited[i].Key, detected[j].Key)
+			order = cmp.Compare(inherited[i].Key, detected[j].Key)
 		}
 		switch {
 		case order < 0:

@@ -5,8 +5,9 @@ import (
 	"math"
 	"slices"
 	"strconv"
-	"strings"
 	"unicode/utf8"
+
+	"github.com/spank-otel/spank-otel/internal/strs"
 )
 
 // Limits that consumers of the carrier enforce.
@@ -183,10 +184,10 @@ func order(es []entry, buf []int32) []int32 {
 
 // compareEntries orders entries by trimmed key, then by key as given.
 func compareEntries(a, b *entry) int {
-	if c := strings.Compare(a.tk, b.tk); c != 0 {
+	if c := cmp.Compare(a.tk, b.tk); c != 0 {
 		return c
 	}
-	return strings.Compare(a.key, b.key)
+	return cmp.Compare(a.key, b.key)
 }
 
 // resolve drops (by clearing tk) every entry with an invalid key and every
@@ -282,7 +283,7 @@ func span(s string, set *byteSet) int {
 var (
 	// keyBytes are the bytes a key may hold: 0x21-0x7E except , = % ; \ ".
 	keyBytes = newByteSet(func(c byte) bool {
-		return 0x21 <= c && c <= 0x7e && strings.IndexByte(`,=%;\"`, c) < 0
+		return 0x21 <= c && c <= 0x7e && strs.IndexByte(`,=%;\"`, c) < 0
 	})
 	// unreservedBytes are written as they are; every other byte of a value
 	// is percent-encoded.
@@ -371,12 +372,12 @@ const upperHex = "0123456789ABCDEF"
 // given[i] for kvs[i], or kvs[i].Key when given is nil. The result is
 // false, and nothing is written, when a value is not valid UTF-8.
 func write(kvs []KeyValue, given []string, warns []Warning) (string, []Warning, bool) {
-	// Built in place and returned without a copy. The room is what an
-	// unencoded carrier takes; encoded bytes grow it.
-	var b strings.Builder
+	// Built in place, in one allocation of the exact size, and returned
+	// without a copy.
+	var b strs.Builder
 	size := 0
 	for _, kv := range kvs {
-		size += len(kv.Key) + 1 + len(kv.Value) + 1
+		size += len(kv.Key) + 1 + encodedLen(kv.Value) + 1
 	}
 	b.Grow(size)
 	for i, kv := range kvs {
@@ -402,9 +403,18 @@ func write(kvs []KeyValue, given []string, warns []Warning) (string, []Warning, 
 	return b.String(), warns, true
 }
 
+// encodedLen returns the length of s percent-encoded.
+func encodedLen(s string) int {
+	n := len(s)
+	for i := 0; i < len(s); i++ {
+		n += 2 * int(1-unreservedBytes[s[i]])
+	}
+	return n
+}
+
 // writeEncoded writes s percent-encoded to b, copying runs of unreserved
 // bytes at once, and reports whether s is all ASCII.
-func writeEncoded(b *strings.Builder, s string) (ascii bool) {
+func writeEncoded(b *strs.Builder, s string) (ascii bool) {
 	ascii = true
 	for {
 		n := span(s, &unreservedBytes)

@@ -1,9 +1,11 @@
 package carrier
 
 import (
+	"cmp"
 	"iter"
 	"slices"
-	"strings"
+
+	"github.com/spank-otel/spank-otel/internal/strs"
 )
 
 // KeyValue is one carrier entry: a key and its value, as text.
@@ -25,7 +27,7 @@ type KeyValue struct {
 // Keys, and values without a valid %XX, share memory with s.
 // The result is never nil.
 func Parse(s string) (map[string]string, []Warning) {
-	m := make(map[string]string, strings.Count(s, ",")+1)
+	m := make(map[string]string, strs.Count(s, ',')+1)
 	var warns []Warning
 	for kv, warn := range entries(s) {
 		if warn != "" {
@@ -90,13 +92,13 @@ func entries(s string) iter.Seq2[KeyValue, string] {
 // warning's message.
 func cutEntry(s string) (kv KeyValue, rest, warn string) {
 	entry := s
-	if i := strings.IndexByte(s, ','); i >= 0 {
+	if i := strs.IndexByte(s, ','); i >= 0 {
 		entry, rest = s[:i], s[i+1:]
 	}
 	if trimBlank(entry) == "" {
 		return KeyValue{}, rest, ""
 	}
-	eq := strings.IndexByte(entry, '=')
+	eq := strs.IndexByte(entry, '=')
 	if eq < 0 {
 		return KeyValue{}, rest, "entry " + quote(entry) + " has no '=': dropped"
 	}
@@ -128,7 +130,7 @@ func lastOfEach(kvs []KeyValue) []KeyValue {
 }
 
 func compareKeys(a, b KeyValue) int {
-	return strings.Compare(a.Key, b.Key)
+	return cmp.Compare(a.Key, b.Key)
 }
 
 // strictlySorted reports whether the keys of kvs ascend with no repeat.
@@ -160,7 +162,7 @@ func unescape(s string) string {
 	if validEscape(s) < 0 {
 		return s
 	}
-	var b strings.Builder
+	var b strs.Builder
 	b.Grow(len(s) - 2) // at least one %XX shrinks to one byte
 	writeUnescaped(&b, s)
 	return b.String()
@@ -182,7 +184,7 @@ func unescapeAll(kvs []KeyValue) {
 	if size == 0 {
 		return
 	}
-	var b strings.Builder
+	var b strs.Builder
 	b.Grow(size)
 	for _, i := range encoded {
 		start := b.Len()
@@ -194,7 +196,7 @@ func unescapeAll(kvs []KeyValue) {
 }
 
 // writeUnescaped writes s to b with every valid %XX decoded.
-func writeUnescaped(b *strings.Builder, s string) {
+func writeUnescaped(b *strs.Builder, s string) {
 	start := 0
 	for i := 0; i+2 < len(s); i++ {
 		if s[i] == '%' && isHex(s[i+1]) && isHex(s[i+2]) {
@@ -211,7 +213,7 @@ func writeUnescaped(b *strings.Builder, s string) {
 // starts a valid %XX, or -1.
 func validEscape(s string) int {
 	for i := 0; ; i++ {
-		j := strings.IndexByte(s[i:], '%')
+		j := strs.IndexByte(s[i:], '%')
 		if j < 0 {
 			return -1
 		}

@@ -5,7 +5,8 @@ package schema
 
 import (
 	"strconv"
-	"strings"
+
+	"github.com/spank-otel/spank-otel/internal/strs"
 )
 
 // IsIntegerKey reports whether the values of key are integers once a
@@ -41,7 +42,7 @@ func IsIntegerKey(key string) bool {
 // else, including "3.5", "1e3", "1_000", "--1", "0x10" and values outside
 // the int64 range.
 func ParseInteger(s string) (int64, bool) {
-	s = strings.Trim(s, " ")
+	s = strs.Trim(s, " ")
 	neg := false
 	if s != "" && (s[0] == '+' || s[0] == '-') {
 		neg = s[0] == '-'
@@ -90,7 +91,10 @@ func Canonical(s string) (string, bool) {
 // isCanonical reports whether s is what strconv.FormatInt writes: an optional
 // '-' and digits without a leading zero, or "0". s is known to be an integer.
 func isCanonical(s string) bool {
-	digits := strings.TrimPrefix(s, "-")
+	digits := s
+	if digits != "" && digits[0] == '-' {
+		digits = digits[1:]
+	}
 	if digits == "" || (digits[0] == '0' && (len(digits) > 1 || len(s) > 1)) {
 		return false
 	}

@@ -3,9 +3,8 @@ package slurm
 //go:generate go test -run TestLookupGenerated -update .
 
 import (
-	"strings"
-
 	"github.com/spank-otel/spank-otel/internal/carrier"
+	"github.com/spank-otel/spank-otel/internal/strs"
 	"github.com/spank-otel/spank-otel/internal/uuidv5"
 )
 
@@ -130,7 +129,7 @@ func (e *Vars) SetInStep(inStep bool) {
 func VarsList(kv []string) Vars {
 	var e Vars
 	for _, entry := range kv {
-		eq := strings.IndexByte(entry, '=')
+		eq := strs.IndexByte(entry, '=')
 		if eq < 0 {
 			continue
 		}

@@ -11,7 +11,6 @@ import (
 	"math/bits"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/spank-otel/spank-otel/internal/carrier"
 	"github.com/spank-otel/spank-otel/internal/schema"
@@ -238,7 +237,7 @@ func detectSlurm(env *Vars, v *slurmValues, warns []carrier.Warning) []carrier.W
 		warns = deriveSlurm(env, jobID, v, warns)
 	}
 	// Stable: a key's inherited warning stays before its local one.
-	slices.SortStableFunc(warns, func(a, b carrier.Warning) int { return strings.Compare(a.Key, b.Key) })
+	slices.SortStableFunc(warns, func(a, b carrier.Warning) int { return cmp.Compare(a.Key, b.Key) })
 	return warns
 }
 

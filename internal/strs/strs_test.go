@@ -1,0 +1,94 @@
+package strs_test
+
+import (
+	"strings"
+	"testing"
+
+	"gotest.tools/v3/assert"
+
+	"github.com/spank-otel/spank-otel/internal/strs"
+)
+
+// The functions are checked against package strings, whose behaviour they
+// stand in for.
+
+var searchCases = []struct {
+	s string
+	c byte
+}{
+	{"", ','},
+	{",", ','},
+	{"a=1,b=2,c=3", ','},
+	{"a=1,b=2,c=3", '='},
+	{"no separator", ','},
+	{"%41%zz%", '%'},
+	{"é,\xff,", ','},
+	{strings.Repeat("k=v,", 300), ','},
+}
+
+func TestIndexByteAndCount(t *testing.T) {
+	for _, tc := range searchCases {
+		assert.Equal(t, strs.IndexByte(tc.s, tc.c), strings.IndexByte(tc.s, tc.c), "IndexByte(%q, %q)", tc.s, tc.c)
+		assert.Equal(t, strs.Count(tc.s, tc.c), strings.Count(tc.s, string([]byte{tc.c})), "Count(%q, %q)", tc.s, tc.c)
+	}
+}
+
+func TestHasPrefix(t *testing.T) {
+	for _, tc := range []struct{ s, prefix string }{
+		{"slurm.topology.addr", "slurm.topology."},
+		{"slurm.topology", "slurm.topology."},
+		{"", ""},
+		{"x", ""},
+		{"", "x"},
+	} {
+		assert.Equal(t, strs.HasPrefix(tc.s, tc.prefix), strings.HasPrefix(tc.s, tc.prefix), "HasPrefix(%q, %q)", tc.s, tc.prefix)
+	}
+}
+
+func TestTrim(t *testing.T) {
+	for _, s := range []string{"", " ", "  42 ", "42", " - 1", "\t1 ", "   ", " \t slurm.job.id\t ", "\t\t"} {
+		for _, cutset := range []string{" ", " \t"} {
+			assert.Equal(t, strs.Trim(s, cutset), strings.Trim(s, cutset), "Trim(%q, %q)", s, cutset)
+		}
+	}
+}
+
+func TestBuilder(t *testing.T) {
+	var b strs.Builder
+	var want strings.Builder
+	b.Grow(4)
+	want.Grow(4)
+	var earlier []string
+	for i, piece := range []string{"a=1", "", ",", "é", strings.Repeat("x", 100), "\xff"} {
+		b.WriteString(piece)
+		want.WriteString(piece)
+		b.WriteByte(byte('0' + i))
+		want.WriteByte(byte('0' + i))
+		b.WriteRune('→')
+		want.WriteRune('→')
+		assert.Equal(t, b.Len(), want.Len())
+		assert.Equal(t, b.String(), want.String())
+		earlier = append(earlier, b.String())
+	}
+	// Strings returned earlier are not changed by later writes.
+	for i, s := range earlier {
+		assert.Assert(t, strings.HasPrefix(b.String(), s), "string %d changed: %q", i, s)
+	}
+	b.WriteRune(0xD800) // a surrogate is written as U+FFFD, as strings.Builder does
+	want.WriteRune(0xD800)
+	assert.Equal(t, b.String(), want.String())
+}
+
+func FuzzIndexByteAndCount(f *testing.F) {
+	for _, tc := range searchCases {
+		f.Add(tc.s, tc.c)
+	}
+	f.Fuzz(func(t *testing.T, s string, c byte) {
+		if got, want := strs.IndexByte(s, c), strings.IndexByte(s, c); got != want {
+			t.Errorf("IndexByte(%q, %q) = %d, strings says %d", s, c, got, want)
+		}
+		if got, want := strs.Count(s, c), strings.Count(s, string([]byte{c})); got != want {
+			t.Errorf("Count(%q, %q) = %d, strings says %d", s, c, got, want)
+		}
+	})
+}
