@@ -24,6 +24,12 @@ var searchCases = []struct {
 	{"%41%zz%", '%'},
 	{"é,\xff,", ','},
 	{strings.Repeat("k=v,", 300), ','},
+	// Eight bytes at a time: matches in every lane, across words, in the
+	// tail, and the bytes the arithmetic could carry into.
+	{"abcdefgh", 'a'}, {"abcdefgh", 'h'}, {"abcdefghi", 'i'}, {"aaaaaaaab", 'b'},
+	{"\x00\x00a\x00", 0}, {"\x01\x00\x01\x00\x01\x00\x01\x00\x01", 0},
+	{"abcdefg\xffhijk\xff", 0xff}, {strings.Repeat("\x80", 17) + "\x7f", 0x7f},
+	{strings.Repeat("\x7f\x80", 9), 0x80}, {strings.Repeat("\xfe", 16), 0xff},
 }
 
 func TestIndexByteAndCount(t *testing.T) {
@@ -91,4 +97,29 @@ func FuzzIndexByteAndCount(f *testing.F) {
 			t.Errorf("Count(%q, %q) = %d, strings says %d", s, c, got, want)
 		}
 	})
+}
+
+// The benchmarks scan a carrier-sized string for a byte it does not hold,
+// beside package strings (assembly) for scale.
+var benchText = strings.Repeat("slurm.job.name=train%20run,", 26)
+
+func BenchmarkIndexByte(b *testing.B) {
+	b.SetBytes(int64(len(benchText)))
+	for b.Loop() {
+		strs.IndexByte(benchText, ';')
+	}
+}
+
+func BenchmarkIndexByteStrings(b *testing.B) {
+	b.SetBytes(int64(len(benchText)))
+	for b.Loop() {
+		strings.IndexByte(benchText, ';')
+	}
+}
+
+func BenchmarkCount(b *testing.B) {
+	b.SetBytes(int64(len(benchText)))
+	for b.Loop() {
+		strs.Count(benchText, ',')
+	}
 }
