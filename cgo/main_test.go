@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -14,6 +12,7 @@ import (
 
 	"github.com/spank-otel/spank-otel/detect"
 	"github.com/spank-otel/spank-otel/internal/carrier"
+	"github.com/spank-otel/spank-otel/internal/slurm/slurmtest"
 	"github.com/spank-otel/spank-otel/libcarrier"
 	"github.com/spank-otel/spank-otel/taskenv"
 )
@@ -227,7 +226,8 @@ func TestOneLine(t *testing.T) {
 // belong on the heap (see taskenv). The export, run on a goroutine whose
 // stack was first grown to 8 KB, must not need it moved again.
 func TestTaskPathStack(t *testing.T) {
-	env := benchTaskEnv(t)
+	// The task of make bench: a 66-variable step task, a 25-key carrier.
+	env := slurmtest.TaskEnvWithCarrier(t)
 	// A collection could shrink the stack in between.
 	defer setGCPercent(setGCPercent(-1))
 	moved := make(chan bool)
@@ -252,17 +252,4 @@ func growStackTo8K(i uint) byte {
 	var frame [5 << 10]byte
 	frame[i%uint(len(frame))] = byte(i)
 	return frame[(i+1)%uint(len(frame))]
-}
-
-// benchTaskEnv is the task of make bench: a 66-variable step task with a
-// 25-key inherited carrier.
-func benchTaskEnv(t *testing.T) []string {
-	t.Helper()
-	read := func(name string) string {
-		b, err := os.ReadFile(filepath.Join("..", "detect", "testdata", name))
-		assert.NilError(t, err)
-		return strings.TrimSuffix(string(b), "\n")
-	}
-	env := strings.Split(read("task-env.txt"), "\n")
-	return append(env, "OTEL_RESOURCE_ATTRIBUTES="+read("carrier-25.txt"))
 }

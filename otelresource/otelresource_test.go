@@ -4,17 +4,16 @@ import (
 	"context"
 	"errors"
 	"maps"
-	"os"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/google/uuid"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/resource"
 
 	"github.com/spank-otel/spank-otel/detect"
+	"github.com/spank-otel/spank-otel/internal/slurm/slurmtest"
 	"github.com/spank-otel/spank-otel/libcarrier"
 )
 
@@ -38,29 +37,6 @@ var system = detect.ResourceOptions{
 	Kubernetes: detect.KubernetesOptions{SecretsDirExists: func() bool { return false }},
 }
 
-// readEnv returns the shared task environment of package detect's tests,
-// with the shared inherited carrier when withCarrier is true.
-func readEnv(t *testing.T, withCarrier bool) detect.EnvMap {
-	t.Helper()
-	b, err := os.ReadFile("../detect/testdata/task-env.txt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	kv := strings.Fields(string(b))
-	if withCarrier {
-		c, err := os.ReadFile("../detect/testdata/carrier-25.txt")
-		if err != nil {
-			t.Fatal(err)
-		}
-		kv = append(kv, libcarrier.EnvVar+"="+strings.TrimSpace(string(c)))
-	}
-	return detect.EnvList(kv)
-}
-
-func jobUUID(cluster, job string) string {
-	return uuid.NewSHA1(uuid.NameSpaceURL, []byte("nemo.lens.job/"+cluster+"/"+job)).String()
-}
-
 // taskWant is what the detector finds in the shared task environment.
 var taskWant = map[string]any{
 	"host.name":                   "c1",
@@ -82,7 +58,7 @@ var taskWant = map[string]any{
 	"slurm.ntasks":                int64(4),
 	"slurm.topology.addr":         "c1",
 	"slurm.topology.addr_pattern": "node",
-	"nv.dl.job.uuid":              jobUUID("cluster-a", "4242"),
+	"nv.dl.job.uuid":              slurmtest.JobUUID("cluster-a", "4242"),
 }
 
 func TestDetectorWithSDK(t *testing.T) {
@@ -95,8 +71,8 @@ func TestDetectorWithSDK(t *testing.T) {
 		want  map[string]any
 		warns []string
 	}{
-		{"task", readEnv(t, false), taskWant, nil},
-		{"task with inherited carrier", readEnv(t, true), withHead, nil},
+		{"task", detect.EnvList(slurmtest.TaskEnv(t)), taskWant, nil},
+		{"task with inherited carrier", detect.EnvList(slurmtest.TaskEnvWithCarrier(t)), withHead, nil},
 		{"nil environment", nil, map[string]any{"host.name": "c1", "process.pid": int64(31337), "host.gpu.count": int64(8)}, nil},
 		{"kubernetes", detect.EnvMap{"KUBERNETES_SERVICE_HOST": "10.96.0.1", "K8S_POD_NAME": "p", "CUDA_VISIBLE_DEVICES": ""},
 			map[string]any{"host.name": "c1", "process.pid": int64(31337), "host.gpu.count": int64(0), "k8s.pod.name": "p"}, nil},
@@ -104,7 +80,7 @@ func TestDetectorWithSDK(t *testing.T) {
 			map[string]any{"host.name": "c1", "process.pid": int64(31337), "host.gpu.count": int64(8),
 				"slurm.job.id": "7", "slurm.job.id.raw": "7", "slurm.array.job_id": "7", "slurm.array.task_id": "0",
 				"slurm.array.count": int64(1), "slurm.restart_count": int64(0), "nv.dl.run.uuid": "R",
-				"nv.dl.job.uuid": jobUUID("nocluster", "7")},
+				"nv.dl.job.uuid": slurmtest.JobUUID("nocluster", "7")},
 			[]string{"slurm.nnodes", "slurm.ntasks"}},
 	}
 	for _, tt := range tests {

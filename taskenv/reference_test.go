@@ -2,12 +2,12 @@ package taskenv
 
 import (
 	"maps"
-	"os"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/spank-otel/spank-otel/detect"
+	"github.com/spank-otel/spank-otel/internal/slurm/slurmtest"
 	"github.com/spank-otel/spank-otel/libcarrier"
 )
 
@@ -146,36 +146,15 @@ var referenceEnvs = [][]string{
 	{"SLURM_STEP_ID=batch", "OTEL_RESOURCE_ATTRIBUTES=slurm.topology.addr=c1"},
 }
 
-// taskEnv is the environment of BenchmarkCompute: the srun task of
-// detect/testdata with the carrier its batch step passed on.
-func taskEnv(tb testing.TB) []string {
-	tb.Helper()
-	var env []string
-	for _, name := range []string{"task-env.txt", "carrier-25.txt"} {
-		b, err := os.ReadFile("../detect/testdata/" + name)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		for line := range strings.Lines(string(b)) {
-			if line = strings.TrimRight(line, "\r\n"); line != "" {
-				env = append(env, line)
-			}
-		}
-	}
-	// The carrier file holds the value only.
-	env[len(env)-1] = libcarrier.EnvVar + "=" + env[len(env)-1]
-	return env
-}
-
 func TestComputeMatchesReference(t *testing.T) {
-	envs := append(slices.Clone(referenceEnvs), taskEnv(t))
+	envs := append(slices.Clone(referenceEnvs), slurmtest.TaskEnvWithCarrier(t))
 	for _, env := range envs {
 		for _, exclude := range [][]string{nil, {"slurm.job.user", "slurm.topology.addr", "u"}, {"slurm.head_node.name"}} {
 			checkReference(t, env, exclude)
 		}
 	}
 	// A carrier that is already what Compute writes.
-	env := taskEnv(t)
+	env := slurmtest.TaskEnvWithCarrier(t)
 	first := Compute(env, Options{})
 	checkReference(t, append([]string{libcarrier.EnvVar + "=" + first.Value}, env...), nil)
 }
@@ -211,7 +190,7 @@ func FuzzComputeMatchesReference(f *testing.F) {
 	for _, env := range referenceEnvs {
 		f.Add(strings.Join(env, "\n"), "slurm.job.user")
 	}
-	f.Add(strings.Join(taskEnv(f), "\n"), "")
+	f.Add(strings.Join(slurmtest.TaskEnvWithCarrier(f), "\n"), "")
 	f.Add("B77\nFspank\nV3\nL4\nK2\nUc2\nSc2\nTnode\nNalice", "")
 	f.Add("B77\nAslurm.topology.addr=old,u=1\nUc2\nSc2", "u,slurm.topology.addr")
 	f.Add("B101\nC100\nD3\nE4\nFc\nXsl\nYnv\nZa\n[b\n\\2\n]r", "")

@@ -1,13 +1,12 @@
 package taskenv_test
 
 import (
-	"bufio"
-	"os"
 	"strings"
 	"testing"
 
 	"gotest.tools/v3/assert"
 
+	"github.com/spank-otel/spank-otel/internal/slurm/slurmtest"
 	"github.com/spank-otel/spank-otel/libcarrier"
 	"github.com/spank-otel/spank-otel/taskenv"
 )
@@ -207,41 +206,11 @@ func TestComputeIsAFixedPoint(t *testing.T) {
 // TestComputeMatchesSDKCanonicalForm checks that the output is the
 // canonical format: formatting its parse gives it back.
 func TestComputeOutputIsCanonical(t *testing.T) {
-	res := taskenv.Compute(realisticEnv(t), taskenv.Options{})
+	res := taskenv.Compute(slurmtest.TaskEnvWithCarrier(t), taskenv.Options{})
 	assert.Assert(t, res.Changed)
 	again, w := libcarrier.FormatStrings(decode(t, res.Value))
 	assert.Equal(t, len(w), 0)
 	assert.Equal(t, again, res.Value)
-}
-
-// realisticEnv is a full srun task environment of about 60 variables plus
-// an inherited carrier of 25 keys, shared with the detect benchmarks.
-func realisticEnv(tb testing.TB) []string {
-	tb.Helper()
-	env := readLines(tb, "../detect/testdata/task-env.txt")
-	carrier := readLines(tb, "../detect/testdata/carrier-25.txt")
-	return append(env, "OTEL_RESOURCE_ATTRIBUTES="+carrier[0])
-}
-
-func readLines(tb testing.TB, path string) []string {
-	tb.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer f.Close()
-	var lines []string
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		if line := sc.Text(); line != "" && !strings.HasPrefix(line, "#") {
-			lines = append(lines, line)
-		}
-	}
-	if err := sc.Err(); err != nil {
-		tb.Fatal(err)
-	}
-	return lines
 }
 
 // TestComputeAllocations checks the hot-path promise on a realistic task:
@@ -249,7 +218,7 @@ func readLines(tb testing.TB, path string) []string {
 // the list of inherited entries, their decoded values (together), the
 // merged list and the result.
 func TestComputeAllocations(t *testing.T) {
-	env := realisticEnv(t)
+	env := slurmtest.TaskEnvWithCarrier(t)
 	got := testing.AllocsPerRun(100, func() { taskenv.Compute(env, taskenv.Options{MaxEnvBytes: 2 << 20}) })
 	if got > 4 {
 		t.Errorf("Compute: %v allocations, want at most 4", got)
@@ -257,7 +226,7 @@ func TestComputeAllocations(t *testing.T) {
 }
 
 func BenchmarkCompute(b *testing.B) {
-	env := realisticEnv(b)
+	env := slurmtest.TaskEnvWithCarrier(b)
 	b.ReportAllocs()
 	for b.Loop() {
 		res := taskenv.Compute(env, taskenv.Options{MaxEnvBytes: 2 << 20})

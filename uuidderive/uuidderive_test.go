@@ -6,16 +6,12 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/spank-otel/spank-otel/internal/slurm/slurmtest"
 	"github.com/spank-otel/spank-otel/internal/uuidv5"
 )
 
 // env is a test Env backed by a map; a key that is absent is unset.
-type env map[string]string
-
-func (e env) Lookup(key string) (string, bool) {
-	v, ok := e[key]
-	return v, ok
-}
+type env = slurmtest.Env
 
 func TestJobName(t *testing.T) {
 	tests := []struct {

@@ -6,14 +6,13 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/spank-otel/spank-otel/internal/slurm/slurmtest"
 	"github.com/spank-otel/spank-otel/internal/uuidv5"
 	"github.com/spank-otel/spank-otel/uuidderive"
 )
 
 // env is a plain map environment.
-type env map[string]string
-
-func (e env) Lookup(k string) (string, bool) { v, ok := e[k]; return v, ok }
+type env = slurmtest.Env
 
 type JobVars = uuidv5.JobVars
 
