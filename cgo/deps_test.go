@@ -1,7 +1,9 @@
 package main
 
 import (
+	"debug/elf"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -130,4 +132,60 @@ func importChain(imports map[string][]string, root, pkg string) []string {
 		}
 	}
 	return []string{root, "?", pkg}
+}
+
+// allowedInits are the package initialisers of this module that the
+// library may run: the one that switches the collector off and the one
+// that installs the C traceback symbolizer, both in cgo/.
+var allowedInits = []string{"main.init.0", "main.init.1"}
+
+// TestTaskPathInit fails when a package of this module needs code run at
+// start, such as a table built by a function: each task's helper would run
+// it. It builds the library and reads its symbols: the compiler names a
+// package initialiser pkg.init, or pkg.init.N for an init function.
+func TestTaskPathInit(t *testing.T) {
+	gocmd, err := exec.LookPath("go")
+	if err != nil {
+		t.Skipf("the go command is needed to build the library: %v", err)
+	}
+	lib := filepath.Join(t.TempDir(), "libspankotel.so")
+	cmd := exec.Command(gocmd, "build", "-buildmode=c-shared", "-o", lib, ".")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	f, err := elf.Open(lib)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	syms, err := f.Symbols()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const module = "github.com/spank-otel/spank-otel/"
+	var inits []string
+	for _, sym := range syms {
+		name, ok := strings.CutPrefix(sym.Name, module)
+		if !ok && !strings.HasPrefix(sym.Name, "main.") {
+			continue
+		}
+		if !ok {
+			name = sym.Name
+		}
+		pkgEnd := strings.LastIndex(name, "/") + 1
+		if rest := name[pkgEnd:]; strings.Contains(rest, ".init") && elf.ST_TYPE(sym.Info) == elf.STT_FUNC {
+			_, after, _ := strings.Cut(rest, ".")
+			if after == "init" || strings.HasPrefix(after, "init.") {
+				inits = append(inits, name)
+			}
+		}
+	}
+	if len(inits) == 0 {
+		t.Fatalf("no initialiser found in %s: the names have changed", lib)
+	}
+	for _, name := range inits {
+		if !slices.Contains(allowedInits, name) {
+			t.Errorf("the library runs %s at start in every task's helper", name)
+		}
+	}
 }

@@ -252,16 +252,6 @@ func validKey(k string) bool {
 // byteSet is a set of bytes: set[c] is 1 for a member c, else 0.
 type byteSet [256]uint8
 
-func newByteSet(member func(c byte) bool) byteSet {
-	var set byteSet
-	for c := range set {
-		if member(byte(c)) {
-			set[c] = 1
-		}
-	}
-	return set
-}
-
 // span returns the length of the longest prefix of s whose bytes are all
 // in set. It tests four bytes per branch, about twice as fast as one: keys
 // and values are mostly made of members.
@@ -279,19 +269,23 @@ func span(s string, set *byteSet) int {
 	return i
 }
 
-// The byte classes of the format. They are only read.
-var (
-	// keyBytes are the bytes a key may hold: 0x21-0x7E except , = % ; \ ".
-	keyBytes = newByteSet(func(c byte) bool {
-		return 0x21 <= c && c <= 0x7e && strs.IndexByte(`,=%;\"`, c) < 0
-	})
-	// unreservedBytes are written as they are; every other byte of a value
-	// is percent-encoded.
-	unreservedBytes = newByteSet(func(c byte) bool {
-		return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
-			c == '-' || c == '.' || c == '_' || c == '~'
-	})
-)
+// The byte classes of the format. The rules are these two functions; the
+// tables that the scanners read are generated from them into
+// bytesets_gen.go, so that no task spends its start building them.
+//
+//go:generate go test -run TestByteSetsGenerated -update .
+
+// isKeyByte reports whether a key may hold c: 0x21-0x7E except , = % ; \ ".
+func isKeyByte(c byte) bool {
+	return 0x21 <= c && c <= 0x7e && strs.IndexByte(`,=%;\"`, c) < 0
+}
+
+// isUnreservedByte reports whether c is written in a value as it is;
+// every other byte of a value is percent-encoded.
+func isUnreservedByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
+		c == '-' || c == '.' || c == '_' || c == '~'
+}
 
 func hexByte(c byte) string {
 	return "0x" + string([]byte{upperHex[c>>4], upperHex[c&15]})
