@@ -17,8 +17,9 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top"
 build=$top/build
-forks=${BENCH_FORKS:-600}       # per library (at least 300)
-rounds=${BENCH_ROUNDS:-30}      # interleaving rounds
+forks=${BENCH_FORKS:-2400}      # per library (at least 300)
+batch=${BENCH_BATCH:-5}         # tasks in a row from one library
+copies=${BENCH_COPIES:-4}       # copies of each library file
 pairs=${BENCH_PAIRS:-30}        # srun on/off pairs
 slurm=${SLURM:-24.11}
 # The harness and the empty Go library, built against the headers the
@@ -43,49 +44,64 @@ make -s lib cli >/dev/null
 make -s -C spank harness goempty BUILD="$spankbuild" SLURM_INCLUDE="$top/build/slurm-headers/$slurm/usr/include" >/dev/null
 
 # --- 1. per-task cost -------------------------------------------------------
-say "1. per-task cost: task fork, helper fork, load, call, answer, reap; $forks tasks each, interleaved in $rounds rounds"
+rounds=$(( forks / batch ))
+say "1. per-task cost: task fork, helper fork, load, call, answer, reap; $forks tasks each, in $rounds interleaved batches of $batch"
 envfile=$(mktemp)
 trap 'rm -f "$envfile" "$tmp"/* 2>/dev/null; rmdir "$tmp" 2>/dev/null || true' EXIT
 tmp=$(mktemp -d)
 { cat detect/testdata/task-env.txt; printf 'OTEL_RESOURCE_ATTRIBUTES=%s\n' "$(cat detect/testdata/carrier-25.txt)"; } > "$envfile"
-# Each library is timed from a copy made here, all three alike: how a
-# file's pages sit in the page cache (written by the linker or by cp, read
-# back after reclaim) moved the same empty library's time by 4%.
+# How the figures are kept fair on a machine whose speed drifts by tens of
+# percent within minutes:
+#  - short batches, in an order that turns around every round (ABC, CBA),
+#    so that no library is always first after another's batch;
+#  - every library timed from copies made here, several of each, used in
+#    turn: where a file's pages sit in the page cache moved the same
+#    library's time by 2-4%;
+#  - "emptygo'" is a second set of copies of the empty library: its ratio
+#    to emptygo is the noise of this run, printed beside the figures.
 libdir=$build/bench-libs
 rm -rf "$libdir" && mkdir -p "$libdir"
-declare -A libs=(
-	[ours]=$libdir/libspankotel.so
-	[emptygo]=$libdir/libgoempty.so
-	[plainc]=$libdir/libfake.so
+names=(ours emptygo emptygo2 plainc)
+declare -A src=(
+	[ours]=$build/libspankotel.so
+	[emptygo]=$testdata/libgoempty.so
+	[emptygo2]=$testdata/libgoempty.so
+	[plainc]=$testdata/libfake.so
 )
-cp "$build/libspankotel.so" "$testdata/libgoempty.so" "$testdata/libfake.so" "$libdir/"
-per_round=$(( forks / rounds ))
-for name in ours emptygo plainc; do : > "$tmp/$name"; done
+for name in "${names[@]}"; do
+	for ((c = 0; c < copies; c++)); do cp "${src[$name]}" "$libdir/$name.$c.so"; done
+	: > "$tmp/$name"
+done
+n=${#names[@]}
 for ((r = 0; r < rounds; r++)); do
-	for name in ours emptygo plainc; do
-		"$harness" --bench "$per_round" --lib "${libs[$name]}" --env-file "$envfile" >> "$tmp/$name"
+	c=$(( (r / 2) % copies ))
+	for ((k = 0; k < n; k++)); do
+		if ((r % 2)); then name=${names[n - 1 - k]}; else name=${names[k]}; fi
+		"$harness" --bench "$batch" --lib "$libdir/$name.$c.so" --env-file "$envfile" >> "$tmp/$name"
 	done
 done
-show "$harness --bench $per_round --lib LIB --env-file <60-variable task env + 25-key carrier>   (×$rounds rounds per LIB)"
+show "$harness --bench $batch --lib LIB --env-file <60-variable task env + 25-key carrier>   (×$rounds batches per LIB, $copies copies each)"
 printf '%-10s %8s %8s %8s %8s   %s\n' library p50_us p90_us p99_us p99.9_us size
-for name in ours emptygo plainc; do
+for name in "${names[@]}"; do
 	read -r p50 p90 p99 p999 < <(percentiles "$tmp/$name")
 	eval "p50_$name=$p50 p90_$name=$p90 p99_$name=$p99"
-	printf '%-10s %8d %8d %8d %8d   %s bytes\n' "$name" "$p50" "$p90" "$p99" "$p999" "$(stat -c %s "${libs[$name]}")"
+	label=$name; [ "$name" = emptygo2 ] && label="emptygo'"
+	printf '%-10s %8d %8d %8d %8d   %s bytes\n' "$label" "$p50" "$p90" "$p99" "$p999" "$(stat -c %s "${src[$name]}")"
 done
 printf 'the helper on its own (fork + socket + reap, plain C library): p50 %d us\n' "$p50_plainc"
-ratio_go=$(awk -v a="$p50_ours" -v b="$p50_emptygo" 'BEGIN { printf "%.2f", a / b }')
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a / b }'; }
+ratio_go=$(ratio "$p50_ours" "$p50_emptygo")
 printf 'ratios at p50: ours/emptygo %s  ours/plainc %s  (p90 %s, p99 %s vs emptygo)\n' "$ratio_go" \
-	"$(awk -v a="$p50_ours" -v b="$p50_plainc" 'BEGIN { printf "%.2f", a / b }')" \
-	"$(awk -v a="$p90_ours" -v b="$p90_emptygo" 'BEGIN { printf "%.2f", a / b }')" \
-	"$(awk -v a="$p99_ours" -v b="$p99_emptygo" 'BEGIN { printf "%.2f", a / b }')"
+	"$(ratio "$p50_ours" "$p50_plainc")" "$(ratio "$p90_ours" "$p90_emptygo")" "$(ratio "$p99_ours" "$p99_emptygo")"
+noise=$(ratio "$p50_emptygo2" "$p50_emptygo")
+printf "noise of this run: emptygo'/emptygo at p50 %s (the same library; 1.000 would be none)\n" "$noise"
 
 # --- 1b. many tasks at once ------------------------------------------------
 conc=${BENCH_CONCURRENT:-16}
 say "1b. $conc tasks starting at once on $(nproc) CPUs, 40 rounds: the tail that sets the timeout= default"
 show "$conc × $harness --bench 40 --lib $build/libspankotel.so --env-file <task env>   (in parallel)"
 for ((i = 0; i < conc; i++)); do
-	"$harness" --bench 40 --lib "${libs[ours]}" --env-file "$envfile" > "$tmp/conc.$i" &
+	"$harness" --bench 40 --lib "$libdir/ours.0.so" --env-file "$envfile" > "$tmp/conc.$i" &
 done
 wait
 cat "$tmp"/conc.* > "$tmp/conc"
@@ -141,5 +157,5 @@ read -r on_med off_med step_ratio < <(awk '{ on[NR] = $1; off[NR] = $2; r[NR] = 
 printf 'median srun -O -N2 -n8 true: on %d ms, off %d ms; median of the %d pair ratios %s\n' "$on_med" "$off_med" "$pairs" "$step_ratio"
 
 echo
-echo "per-task p50 ratio vs empty Go library: $ratio_go"
+echo "per-task p50 ratio vs empty Go library: $ratio_go (noise $noise)"
 echo "srun step ratio plugin on/off: $step_ratio"
