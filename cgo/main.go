@@ -50,18 +50,22 @@ func spank_otel_task_env(envp **C.char, exclude *C.char, maxEnvBytes C.long, val
 		return resultInternal
 	}
 	*value, *log = nil, nil
-	res, failure := computeSafely(func() taskenv.Result {
-		opts := taskenv.Options{MaxEnvBytes: int(maxEnvBytes)}
-		if exclude != nil {
-			opts.Exclude = splitList(borrow(exclude))
-		}
-		return taskenv.Compute(cStrings(envp), opts)
-	})
+	res, failure := compute(envp, exclude, maxEnvBytes)
+	return answer(&res, failure, value, log)
+}
+
+// answer hands res, or failure, to the shim as C strings and returns the
+// export's result code. It is a function of its own so that the strings it
+// builds take no room in the export's frame while Compute runs: the whole
+// call must fit the 4 KB stack a call from C starts on.
+//
+//go:noinline
+func answer(res *taskenv.Result, failure string, value, log **C.char) C.int {
 	if failure != "" {
 		*log = C.CString(failure)
 		return resultInternal
 	}
-	*log = C.CString(runtimeLine() + logLines(res))
+	*log = C.CString(runtimeLine() + logLines(*res))
 	switch {
 	case !res.Changed:
 		return resultUnchanged
@@ -72,18 +76,30 @@ func spank_otel_task_env(envp **C.char, exclude *C.char, maxEnvBytes C.long, val
 	return resultSet
 }
 
-// computeSafely runs compute, and turns a panic into the log lines that
-// report it: a panic must cost the task its attributes, never the task.
-// failure is empty when compute returned.
-func computeSafely(compute func() taskenv.Result) (res taskenv.Result, failure string) {
-	defer func() {
-		if r := recover(); r != nil {
-			res = taskenv.Result{}
-			failure = "E internal error, attributes not written: " + oneLine(panicText(r)) +
-				"\nD " + flatten(string(stack()), " | ") + "\n"
-		}
-	}()
-	return compute(), ""
+// compute runs taskenv.Compute on the call's arguments, and turns a panic
+// into the log lines that report it: a panic must cost the task its
+// attributes, never the task. failure is empty when Compute returned.
+func compute(envp **C.char, exclude *C.char, maxEnvBytes C.long) (res taskenv.Result, failure string) {
+	defer recoverInto(&res, &failure)
+	opts := taskenv.Options{MaxEnvBytes: int(maxEnvBytes), Exclude: excludeList(exclude)}
+	return taskenv.Compute(cStrings(envp), opts), ""
+}
+
+// excludeList returns the keys of the exclude= option, nil without it.
+func excludeList(exclude *C.char) []string {
+	if exclude == nil {
+		return nil
+	}
+	return splitList(borrow(exclude))
+}
+
+// recoverInto is compute's deferred call.
+func recoverInto(res *taskenv.Result, failure *string) {
+	if r := recover(); r != nil {
+		*res = taskenv.Result{}
+		*failure = "E internal error, attributes not written: " + oneLine(panicText(r)) +
+			"\nD " + flatten(string(stack()), " | ") + "\n"
+	}
 }
 
 // borrow views a C string as a Go string without copying. The C memory

@@ -144,12 +144,15 @@ func TestRuntimeLine(t *testing.T) {
 	assert.Assert(t, n >= 2, "line %q", first)
 }
 
-// TestPanicCostsOnlyTheAttributes drives the recovery seam of the export
-// with a compute function that panics.
+// TestPanicCostsOnlyTheAttributes drives the recovery seam of the export,
+// recoverInto, with a function that panics half-way through a result.
 func TestPanicCostsOnlyTheAttributes(t *testing.T) {
-	res, failure := computeSafely(func() taskenv.Result {
+	panicking := func() (res taskenv.Result, failure string) {
+		defer recoverInto(&res, &failure)
+		res.Changed = true
 		panic("boom\nE forged")
-	})
+	}
+	res, failure := panicking()
 	assert.Equal(t, res.Changed, false)
 	lines := strings.Split(strings.TrimSuffix(failure, "\n"), "\n")
 	assert.Equal(t, len(lines), 2, "failure %q", failure)
@@ -157,7 +160,11 @@ func TestPanicCostsOnlyTheAttributes(t *testing.T) {
 	assert.Assert(t, strings.HasPrefix(lines[1], "D "), "line %q", lines[1])
 	assert.Assert(t, strings.Contains(lines[1], "TestPanicCostsOnlyTheAttributes"), "no stack in %q", lines[1])
 
-	res, failure = computeSafely(func() taskenv.Result { return taskenv.Result{Value: "a=1", Changed: true} })
+	returning := func() (res taskenv.Result, failure string) {
+		defer recoverInto(&res, &failure)
+		return taskenv.Result{Value: "a=1", Changed: true}, ""
+	}
+	res, failure = returning()
 	assert.Equal(t, failure, "")
 	assert.Equal(t, res.Value, "a=1")
 }
@@ -219,37 +226,91 @@ func TestOneLine(t *testing.T) {
 	}
 }
 
+// cgoCallbackFrames is what the runtime takes of the 4 KB stack of a call
+// from C before the export runs: 32 bytes at the top, and the frames of
+// cgocallbackg, cgocallbackg1 and the export's wrapper (linux/amd64, Go
+// 1.26). The test's own frames above the export (cEnv.call, the closures
+// and use, about 250 bytes) are a margin on top of it, for inputs that go
+// deeper than the one measured.
+const cgoCallbackFrames = 352
+
 // TestTaskPathStack guards the per-task cost of the stack. A call from C
-// starts on a 4 KB goroutine stack, and every time the runtime grows it, it
-// copies it, walking each frame through tables a new helper process has
-// never touched; a large frame is also zeroed whole, page by page. Buffers
-// belong on the heap (see taskenv). The export, run on a goroutine whose
-// stack was first grown to 8 KB, must not need it moved again.
+// runs on a 4 KB goroutine stack. A path that does not fit makes the
+// runtime move it to a larger one, which in a new helper process walks
+// every frame through tables it has never read and takes a new stack
+// span: 34 us of a call of about 110 us, more than any stage of the
+// computation. So the path must leave room on a 4 KB stack for the
+// runtime's callback frames: large state belongs on the heap (see
+// taskenv's scratch). It fails on the path of 8ad148d, which needed more
+// than 5 KB.
 func TestTaskPathStack(t *testing.T) {
 	// The task of make bench: a 66-variable step task, a 25-key carrier.
-	env := slurmtest.TaskEnvWithCarrier(t)
+	e := newCEnv(slurmtest.TaskEnvWithCarrier(t), "")
+	defer e.free()
+	var rc int
+	var log string
+	room := stackRoom(func() { rc, _, log = e.call(1 << 20) })
+	assert.Equal(t, rc, 1, "log %q", log)
+	t.Logf("the task path leaves %d bytes of a 4 KB stack", room)
+	assert.Assert(t, room >= cgoCallbackFrames,
+		"the task path leaves %d bytes of a 4 KB goroutine stack, a call from C needs %d", room, cgoCallbackFrames)
+}
+
+// stackRoom returns how many bytes of stack can be in use, on a goroutine
+// whose stack is 4 KB, before f makes the runtime grow it, to the nearest
+// 64 bytes; -1 when f alone does.
+func stackRoom(f func()) int {
+	room := -1
+	for pad := 0; pad < 4096; pad += 64 {
+		if stackMoves(pad, f) {
+			break
+		}
+		room = pad
+	}
+	return room
+}
+
+// stackMoves reports whether f makes the runtime move the stack of a new
+// goroutine that has a 4 KB stack with pad more bytes of it in use.
+func stackMoves(pad int, f func()) bool {
 	// A collection could shrink the stack in between.
 	defer setGCPercent(setGCPercent(-1))
 	moved := make(chan bool)
 	go func() {
-		growStackTo8K(0)
-		var local byte
-		before := uintptr(unsafe.Pointer(&local))
-		if rc, _, log := callTaskEnv(env, "", 1<<20); rc != 1 {
-			t.Errorf("rc %d, log %q", rc, log)
-		}
-		moved <- uintptr(unsafe.Pointer(&local)) != before
+		growStackTo4K(0)
+		var top byte
+		base := uintptr(unsafe.Pointer(&top))
+		use(base, pad, func() {
+			var local byte
+			before := uintptr(unsafe.Pointer(&local))
+			f()
+			moved <- uintptr(unsafe.Pointer(&local)) != before
+		})
 	}()
-	assert.Assert(t, !<-moved, "the task path needs more than an 8 KB stack")
+	return <-moved
 }
 
-// growStackTo8K has a frame that a goroutine's first 2 KB stack cannot
-// hold, nor 4 KB: the runtime moves the stack to 8 KB. The index keeps the
-// compiler from dropping the array.
+// use calls f with at least n bytes of stack in use below base.
 //
 //go:noinline
-func growStackTo8K(i uint) byte {
-	var frame [5 << 10]byte
+func use(base uintptr, n int, f func()) {
+	var frame [48]byte
+	if here := uintptr(unsafe.Pointer(&frame)); base-here < uintptr(n) {
+		use(base, n, f)
+		frame[n%len(frame)]++
+		return
+	}
+	f()
+}
+
+// growStackTo4K has a frame that a goroutine's first 2 KB stack cannot
+// hold but a 4 KB one can: the runtime moves the stack to 4 KB, as large
+// as the stack of a call from C. The index keeps the compiler from
+// dropping the array.
+//
+//go:noinline
+func growStackTo4K(i uint) byte {
+	var frame [1536]byte
 	frame[i%uint(len(frame))] = byte(i)
 	return frame[(i+1)%uint(len(frame))]
 }

@@ -128,6 +128,14 @@ func (e *Vars) SetInStep(inStep bool) {
 // with kv.
 func VarsList(kv []string) Vars {
 	var e Vars
+	e.ReadList(kv)
+	return e
+}
+
+// ReadList sets e to the Vars of kv, as [VarsList] returns it, in place:
+// a Vars is about 500 bytes, and the per-task path keeps it off the stack.
+func (e *Vars) ReadList(kv []string) {
+	*e = Vars{}
 	for _, entry := range kv {
 		eq := strs.IndexByte(entry, '=')
 		if eq < 0 {
@@ -137,7 +145,6 @@ func VarsList(kv []string) Vars {
 			e.put(i, entry[eq+1:])
 		}
 	}
-	return e
 }
 
 // VarsOf returns the Vars of env: the variables of env that a

@@ -148,6 +148,28 @@ func TestAppendStrings(t *testing.T) {
 	}
 }
 
+// TestTask checks that a Task, reused, gives what VarsList and
+// AppendStrings give: ReadList and the method start from nothing.
+func TestTask(t *testing.T) {
+	kv := taskEnvWithCarrier(t)
+	env := VarsList(kv)
+	text, _ := env.Lookup(carrier.EnvVar)
+	inherited, _ := carrier.AppendParse(nil, text)
+	want, wantW := AppendStrings(nil, &env, inherited)
+
+	var task Task
+	task.Vars.ReadList([]string{"SLURM_JOB_ID=1", "SLURM_JOB_NAME=other", "SLURM_NTASKS=x"})
+	task.AppendStrings(nil, nil)
+	task.Vars.ReadList(kv)
+	if task.Vars != env {
+		t.Errorf("ReadList over a used Vars = %+v, want %+v", task.Vars, env)
+	}
+	got, gotW := task.AppendStrings(nil, inherited)
+	if !slices.Equal(got, want) || !slices.Equal(gotW, wantW) {
+		t.Errorf("Task.AppendStrings = %q %v, want %q %v", got, gotW, want, wantW)
+	}
+}
+
 func TestAppendStringsAllocations(t *testing.T) {
 	env := VarsList(taskEnvWithCarrier(t))
 	text, _ := env.Lookup(carrier.EnvVar)

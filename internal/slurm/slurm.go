@@ -208,6 +208,26 @@ func Strings(env uuidv5.Env) (map[string]string, []carrier.Warning) {
 // allocate.
 func AppendStrings(dst []carrier.KeyValue, env *Vars, inherited []carrier.KeyValue) ([]carrier.KeyValue, []carrier.Warning) {
 	var v slurmValues
+	return v.appendStrings(dst, env, inherited)
+}
+
+// Task is the state of one task's detection: its variables and the values
+// detected, about 900 bytes. The per-task path keeps it on the heap (see
+// taskenv): on the 4 KB stack a call from C starts on, it would make the
+// runtime grow the stack. Fill Vars with [Vars.ReadList].
+type Task struct {
+	Vars   Vars
+	values slurmValues
+}
+
+// AppendStrings is the function [AppendStrings] with t.Vars as env, and
+// t's own room for the values.
+func (t *Task) AppendStrings(dst []carrier.KeyValue, inherited []carrier.KeyValue) ([]carrier.KeyValue, []carrier.Warning) {
+	t.values = slurmValues{}
+	return t.values.appendStrings(dst, &t.Vars, inherited)
+}
+
+func (v *slurmValues) appendStrings(dst []carrier.KeyValue, env *Vars, inherited []carrier.KeyValue) ([]carrier.KeyValue, []carrier.Warning) {
 	var warns []carrier.Warning
 	var seen uint32 // bit i: the last entry of allowlisted key i was read
 	for n := len(inherited) - 1; n >= 0; n-- {
@@ -217,10 +237,11 @@ func AppendStrings(dst []carrier.KeyValue, env *Vars, inherited []carrier.KeyVal
 			warns = v.inherit(kv.Key, kv.Value, warns)
 		}
 	}
-	warns = detectSlurm(env, &v, warns)
-	for i, value := range v.value {
+	warns = detectSlurm(env, v, warns)
+	// By index: ranging over the array by value would copy it to the stack.
+	for i := range v.value {
 		if v.has(i) {
-			dst = append(dst, carrier.KeyValue{Key: slurmKeys[i], Value: value})
+			dst = append(dst, carrier.KeyValue{Key: slurmKeys[i], Value: v.value[i]})
 		}
 	}
 	return dst, warns
