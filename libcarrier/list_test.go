@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/spank-otel/spank-otel/internal/carrier"
+	"github.com/spank-otel/spank-otel/internal/strs"
 	"github.com/spank-otel/spank-otel/libcarrier"
 )
 
@@ -202,5 +203,42 @@ func TestFormatListAllocations(t *testing.T) {
 	kvs, _ := carrier.AppendParse(nil, "a=1,b=x%2Cy,c=%C3%A9,slurm.job.name=train%20run")
 	if got := testing.AllocsPerRun(100, func() { carrier.FormatList(kvs) }); got != 1 {
 		t.Errorf("FormatList: %v allocations, want 1", got)
+	}
+}
+
+// TestListFunctionsShareBuilder checks AppendParseTo and FormatListTo on
+// one Builder, as the per-task path uses them: each gives what its
+// allocating form gives, whether the buffer has room for both, for one or
+// for neither, and what one wrote stays as it was after the other writes.
+func TestListFunctionsShareBuilder(t *testing.T) {
+	for _, tt := range stringCases {
+		var kvs []carrier.KeyValue
+		for k, v := range tt.in {
+			kvs = append(kvs, carrier.KeyValue{Key: k, Value: v})
+		}
+		for _, room := range []int{0, 16, 4096} {
+			buf := make([]byte, 3, 3+room)
+			copy(buf, "abc")
+			var b strs.Builder
+			b.Use(buf)
+
+			wantKVs, wantParseW := carrier.AppendParse(nil, tt.want)
+			gotKVs, gotParseW := carrier.AppendParseTo(&b, nil, tt.want)
+			decoded := slices.Clone(gotKVs)
+			if !slices.Equal(gotKVs, wantKVs) || !slices.Equal(gotParseW, wantParseW) {
+				t.Errorf("%s, room %d: AppendParseTo = %q %v, AppendParse = %q %v", tt.name, room, gotKVs, gotParseW, wantKVs, wantParseW)
+			}
+			want, wantW := carrier.FormatList(kvs)
+			got, gotW := carrier.FormatListTo(&b, kvs)
+			if got != want || !slices.Equal(gotW, wantW) {
+				t.Errorf("%s, room %d: FormatListTo = %q %v, FormatList = %q %v", tt.name, room, got, gotW, want, wantW)
+			}
+			if !slices.Equal(gotKVs, decoded) {
+				t.Errorf("%s, room %d: formatting changed the decoded values: %q, were %q", tt.name, room, gotKVs, decoded)
+			}
+			if string(buf) != "abc" {
+				t.Errorf("%s, room %d: the bytes before the room changed: %q", tt.name, room, buf)
+			}
+		}
 	}
 }

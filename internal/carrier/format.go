@@ -77,7 +77,8 @@ func Format(m map[string]any, typeName func(any) string) (string, []Warning) {
 	var wbuf [entryBuf]KeyValue
 	var gbuf [entryBuf]string
 	kvs, given := winners(es, ord, wbuf[:0], gbuf[:0])
-	s, warns, _ := write(kvs, given, warns) // values are valid
+	var b strs.Builder
+	s, warns, _ := write(&b, kvs, given, warns) // values are valid
 	return s, warns
 }
 
@@ -107,17 +108,25 @@ func FormatStrings(m map[string]string) (string, []Warning) {
 // entries and a result of up to 2 KiB nothing is allocated but the result
 // and the warnings.
 func FormatList(kvs []KeyValue) (string, []Warning) {
+	var b strs.Builder
+	return FormatListTo(&b, kvs)
+}
+
+// FormatListTo is [FormatList] with the result written to b, so that a
+// caller can build it and other strings in one buffer (see
+// [strs.Builder.Use]). The result is a view of what it wrote to b.
+func FormatListTo(b *strs.Builder, kvs []KeyValue) (string, []Warning) {
 	if plain(kvs) {
-		if s, warns, ok := write(kvs, nil, nil); ok {
+		if s, warns, ok := write(b, kvs, nil, nil); ok {
 			return s, warns
 		}
 	}
-	return formatList(kvs)
+	return formatList(b, kvs)
 }
 
 // formatList is FormatList for entries that need sorting, trimming or
 // dropping.
-func formatList(kvs []KeyValue) (string, []Warning) {
+func formatList(b *strs.Builder, kvs []KeyValue) (string, []Warning) {
 	var buf [entryBuf]entry
 	es := buf[:0]
 	for _, kv := range kvs {
@@ -136,7 +145,7 @@ func formatList(kvs []KeyValue) (string, []Warning) {
 	var wbuf [entryBuf]KeyValue
 	var gbuf [entryBuf]string
 	kvs, given := winners(es, ord, wbuf[:0], gbuf[:0])
-	s, warns, _ := write(kvs, given, warns) // values are valid
+	s, warns, _ := write(b, kvs, given, warns) // values are valid
 	return s, warns
 }
 
@@ -364,28 +373,29 @@ const upperHex = "0123456789ABCDEF"
 // percent-encoded, and adds a warning to warns for every value too long
 // for some consumers. A warning names the key as the caller was given it:
 // given[i] for kvs[i], or kvs[i].Key when given is nil. The result is
-// false, and nothing is written, when a value is not valid UTF-8.
-func write(kvs []KeyValue, given []string, warns []Warning) (string, []Warning, bool) {
-	// Built in place, in one allocation of the exact size, and returned
+// false when a value is not valid UTF-8; what was written to b by then
+// is not part of any result.
+func write(b *strs.Builder, kvs []KeyValue, given []string, warns []Warning) (string, []Warning, bool) {
+	// Built in place, with room made once for the exact size, and returned
 	// without a copy.
-	var b strs.Builder
+	start := b.Len()
 	size := 0
 	for _, kv := range kvs {
 		size += len(kv.Key) + 1 + encodedLen(kv.Value) + 1
 	}
 	b.Grow(size)
 	for i, kv := range kvs {
-		if b.Len() > 0 {
+		if b.Len() > start {
 			b.WriteByte(',')
 		}
 		b.WriteString(kv.Key)
 		b.WriteByte('=')
-		start := b.Len()
+		valueStart := b.Len()
 		// Only a value with a byte above 0x7F needs a closer look.
-		if ascii := writeEncoded(&b, kv.Value); !ascii && !utf8.ValidString(kv.Value) {
+		if ascii := writeEncoded(b, kv.Value); !ascii && !utf8.ValidString(kv.Value) {
 			return "", warns, false
 		}
-		if n := b.Len() - start; n > maxValueBytes {
+		if n := b.Len() - valueStart; n > maxValueBytes {
 			key := kv.Key
 			if given != nil {
 				key = given[i]
@@ -394,7 +404,7 @@ func write(kvs []KeyValue, given []string, warns []Warning) (string, []Warning, 
 				Message: "value encodes to " + strconv.Itoa(n) + " bytes (over 255): written, but the Collector and the JavaScript SDK reject it"})
 		}
 	}
-	return b.String(), warns, true
+	return b.String()[start:], warns, true
 }
 
 // encodedLen returns the length of s percent-encoded.

@@ -49,10 +49,19 @@ func Parse(s string) (map[string]string, []Warning) {
 // together, or not at all. Keys, and values without a valid %XX, share
 // memory with s. The entries of dst are not modified.
 func AppendParse(dst []KeyValue, s string) ([]KeyValue, []Warning) {
+	var b strs.Builder
+	return AppendParseTo(&b, dst, s)
+}
+
+// AppendParseTo is [AppendParse] with the decoded values written to b, so
+// that a caller can build them and other strings in one buffer (see
+// [strs.Builder.Use]); it then allocates nothing when dst and b have the
+// room.
+func AppendParseTo(b *strs.Builder, dst []KeyValue, s string) ([]KeyValue, []Warning) {
 	n := len(dst)
 	dst, warns := appendEntries(dst, s)
 	kept := lastOfEach(dst[n:])
-	unescapeAll(kept)
+	unescapeAll(b, kept)
 	return dst[:n+len(kept)], warns
 }
 
@@ -168,9 +177,9 @@ func unescape(s string) string {
 	return b.String()
 }
 
-// unescapeAll decodes the values of kvs as unescape does, into one shared
-// allocation: one is cheaper than one per encoded value.
-func unescapeAll(kvs []KeyValue) {
+// unescapeAll decodes the values of kvs as unescape does, into b: at most
+// one allocation, cheaper than one per encoded value.
+func unescapeAll(b *strs.Builder, kvs []KeyValue) {
 	// Carriers hold few encoded values: note where they are.
 	var buf [16]int
 	encoded := buf[:0]
@@ -184,11 +193,10 @@ func unescapeAll(kvs []KeyValue) {
 	if size == 0 {
 		return
 	}
-	var b strs.Builder
 	b.Grow(size)
 	for _, i := range encoded {
 		start := b.Len()
-		writeUnescaped(&b, kvs[i].Value)
+		writeUnescaped(b, kvs[i].Value)
 		// The bytes a Builder has written never change, and the Grow above
 		// keeps them in one array, so each value is a slice of it.
 		kvs[i].Value = b.String()[start:]

@@ -58,6 +58,13 @@ type Builder struct {
 	buf []byte
 }
 
+// Use makes b write into the spare capacity of buf, buf[len(buf):cap(buf)],
+// until that is full; then it allocates as usual. It is for building
+// several strings in one buffer that the caller allocated once. Nothing
+// else may write to that capacity afterwards: the strings b returns are
+// views of it.
+func (b *Builder) Use(buf []byte) { b.buf = buf[len(buf):len(buf):cap(buf)] }
+
 // Grow makes room for at least n more bytes.
 func (b *Builder) Grow(n int) { b.buf = slices.Grow(b.buf, n) }
 

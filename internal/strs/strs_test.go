@@ -85,6 +85,28 @@ func TestBuilder(t *testing.T) {
 	assert.Equal(t, b.String(), want.String())
 }
 
+func TestBuilderUse(t *testing.T) {
+	buf := make([]byte, 2, 64)
+	copy(buf, "ab")
+	var b strs.Builder
+	b.Use(buf)
+	// AllocsPerRun calls the function once more than it counts: 5 times
+	// 8 bytes, within the room of 62.
+	allocs := testing.AllocsPerRun(4, func() {
+		b.Grow(8)
+		b.WriteString("12345678")
+	})
+	assert.Equal(t, allocs, 0.0, "writing within the room allocated")
+	first := b.String()
+	want := strings.Repeat("12345678", 5)
+	assert.Equal(t, first, want)
+	assert.Equal(t, string(buf[2:42]), want, "not written into the room")
+	b.WriteString(strings.Repeat("x", 30)) // past the room: a new array
+	assert.Equal(t, b.String(), want+strings.Repeat("x", 30))
+	assert.Equal(t, first, want, "an earlier string changed")
+	assert.Equal(t, string(buf[:2]), "ab", "the bytes before the room changed")
+}
+
 func FuzzIndexByteAndCount(f *testing.F) {
 	for _, tc := range searchCases {
 		f.Add(tc.s, tc.c)
