@@ -166,18 +166,13 @@ func TestTaskPathInit(t *testing.T) {
 	var inits []string
 	for _, sym := range syms {
 		name, ok := strings.CutPrefix(sym.Name, module)
-		if !ok && !strings.HasPrefix(sym.Name, "main.") {
+		if !ok && !strings.HasPrefix(name, "main.") || elf.ST_TYPE(sym.Info) != elf.STT_FUNC {
 			continue
 		}
-		if !ok {
-			name = sym.Name
-		}
-		pkgEnd := strings.LastIndex(name, "/") + 1
-		if rest := name[pkgEnd:]; strings.Contains(rest, ".init") && elf.ST_TYPE(sym.Info) == elf.STT_FUNC {
-			_, after, _ := strings.Cut(rest, ".")
-			if after == "init" || strings.HasPrefix(after, "init.") {
-				inits = append(inits, name)
-			}
+		// After the package path: "pkg.init" or "pkg.init.N".
+		_, fn, _ := strings.Cut(name[strings.LastIndex(name, "/")+1:], ".")
+		if fn == "init" || strings.HasPrefix(fn, "init.") {
+			inits = append(inits, name)
 		}
 	}
 	if len(inits) == 0 {

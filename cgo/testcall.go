@@ -11,9 +11,8 @@ import "unsafe"
 // passes them to spank_otel_task_env. Tests use it: cgo cannot be used in
 // _test.go files.
 type cEnv struct {
-	envp    **C.char
+	envp    **C.char // NULL-terminated
 	exclude *C.char
-	strs    []*C.char
 }
 
 // newCEnv copies env and exclude to C memory; free releases it.
@@ -23,15 +22,14 @@ func newCEnv(env []string, exclude string) *cEnv {
 	cenv := unsafe.Slice(e.envp, len(env)+1)
 	for i, kv := range env {
 		cenv[i] = C.CString(kv)
-		e.strs = append(e.strs, cenv[i])
 	}
 	cenv[len(env)] = nil
 	return e
 }
 
 func (e *cEnv) free() {
-	for _, p := range e.strs {
-		C.free(unsafe.Pointer(p))
+	for p := e.envp; *p != nil; p = (**C.char)(unsafe.Add(unsafe.Pointer(p), unsafe.Sizeof(*p))) {
+		C.free(unsafe.Pointer(*p))
 	}
 	C.free(unsafe.Pointer(e.envp))
 	C.free(unsafe.Pointer(e.exclude))

@@ -3,10 +3,10 @@ package carrier
 import (
 	"bytes"
 	"flag"
-	"go/format"
-	"os"
 	"strconv"
 	"testing"
+
+	"github.com/spank-otel/spank-otel/internal/gencheck"
 )
 
 var update = flag.Bool("update", false, "rewrite bytesets_gen.go from the rules")
@@ -43,20 +43,7 @@ func TestByteSetsGenerated(t *testing.T) {
 		}
 		b.WriteString("\n}\n")
 	}
-	want, err := format.Source(b.Bytes())
-	if err != nil {
-		t.Fatalf("generated code: %v\n%s", err, b.Bytes())
-	}
-	if *update {
-		if err := os.WriteFile("bytesets_gen.go", want, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	got, err := os.ReadFile("bytesets_gen.go")
-	if err != nil || !bytes.Equal(got, want) {
-		t.Errorf("bytesets_gen.go is not what the rules give (err %v): run go generate ./internal/carrier", err)
-	}
+	gencheck.File(t, "bytesets_gen.go", b.Bytes(), *update, "the rules", "./internal/carrier")
 }
 
 // TestByteSets checks the tables the package was built with against the

@@ -7,9 +7,10 @@ import (
 	"go/format"
 	"go/parser"
 	"go/token"
-	"os"
 	"strings"
 	"testing"
+
+	"github.com/spank-otel/spank-otel/internal/gencheck"
 )
 
 var update = flag.Bool("update", false, "rewrite lookup_gen.go from the tables")
@@ -58,20 +59,7 @@ func TestLookupGenerated(t *testing.T) {
 		}
 		b.WriteString("\t}\n\treturn -1\n}\n")
 	}
-	want, err := format.Source(b.Bytes())
-	if err != nil {
-		t.Fatalf("generated code: %v\n%s", err, b.Bytes())
-	}
-	if *update {
-		if err := os.WriteFile("lookup_gen.go", want, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	got, err := os.ReadFile("lookup_gen.go")
-	if err != nil || !bytes.Equal(got, want) {
-		t.Errorf("lookup_gen.go is not what the tables give (err %v): run go generate ./internal/slurm", err)
-	}
+	gencheck.File(t, "lookup_gen.go", b.Bytes(), *update, "the tables", "./internal/slurm")
 }
 
 // tableLiteral returns the composite literal that the package-level
