@@ -314,3 +314,25 @@ func growStackTo4K(i uint) byte {
 	frame[i%uint(len(frame))] = byte(i)
 	return frame[(i+1)%uint(len(frame))]
 }
+
+func TestCStrlen(t *testing.T) {
+	// Bytes that a word-at-a-time test could take for a zero: 0x01 and
+	// 0x80 borrow and carry, 0xff is all ones.
+	for _, fill := range []byte{'a', 0x01, 0x80, 0xff} {
+		// Backed by uint64s, so that the offsets below are every alignment
+		// and every word read stays inside the buffer.
+		words := make([]uint64, 12)
+		buf := unsafe.Slice((*byte)(unsafe.Pointer(&words[0])), len(words)*8)
+		for off := 0; off < 8; off++ {
+			for n := 0; off+n < len(buf)-8; n++ {
+				for i := range buf {
+					buf[i] = fill
+				}
+				buf[off+n] = 0
+				if got := cStrlen(unsafe.Pointer(&buf[off])); got != n {
+					t.Errorf("fill %#x, offset %d: cStrlen = %d, want %d", fill, off, got, n)
+				}
+			}
+		}
+	}
+}
