@@ -2,14 +2,20 @@
  * traceback.c - C frames for Go crash reports: glibc's backtrace() unwinds,
  * dladdr() names each frame by its exported symbol, library and offset.
  *
- * The Go runtime calls these functions from signal handlers and while it
- * crashes: nothing here allocates or takes a lock of its own. (The first
- * backtrace() in a process loads libgcc_s, but that happens only in a
- * process that is crashing already.)
+ * The Go runtime calls the traceback function from its signal handler for
+ * every signal that arrives while a goroutine runs C code, not only for the
+ * ones that crash: SIGURG, with which it preempts goroutines, too. Unwinding
+ * is not async-signal-safe: the first backtrace() in a process loads
+ * libgcc_s, which takes malloc's and the loader's locks. When the signal
+ * interrupted the C library or the loader, which may hold those locks, the
+ * thread would wait for itself forever (a fuzz worker hung that way in
+ * C.malloc). So the frames are unwound only when the signal interrupted
+ * other code, and otherwise the report shows the interrupted PC alone.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <execinfo.h>
+#include <link.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -74,17 +80,87 @@ static uintptr_t signal_pc(uintptr_t sig_context)
 #endif
 }
 
+/* The executable segments of the libraries whose locks a signal may find
+ * held (see above), found once by cgotb_init before the runtime can call
+ * cgotb_traceback, and only read after. */
+#define MAX_LOCKED_RANGES 16
+static struct {
+	uintptr_t lo, hi;
+} locked_text[MAX_LOCKED_RANGES];
+static int locked_ranges;
+
+static int holds_locks(const char *path)
+{
+	static const char *const prefixes[] = { "libc.so", "ld-linux", "ld64.so",
+						"ld.so", "libpthread.so",
+						"libdl.so", "libgcc_s.so" };
+	const char *base = strrchr(path, '/');
+	size_t i;
+
+	base = base ? base + 1 : path;
+	for (i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (strncmp(base, prefixes[i], strlen(prefixes[i])) == 0)
+			return 1;
+	return 0;
+}
+
+static int note_locked_text(struct dl_phdr_info *info, size_t size, void *data)
+{
+	int i;
+
+	(void)size;
+	(void)data;
+	if (!info->dlpi_name || !holds_locks(info->dlpi_name))
+		return 0;
+	for (i = 0; i < info->dlpi_phnum && locked_ranges < MAX_LOCKED_RANGES; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+			continue;
+		locked_text[locked_ranges].lo = info->dlpi_addr + ph->p_vaddr;
+		locked_text[locked_ranges].hi =
+			info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
+		locked_ranges++;
+	}
+	return 0;
+}
+
+void cgotb_init(void)
+{
+	locked_ranges = 0;
+	dl_iterate_phdr(note_locked_text, NULL);
+}
+
+static int in_locked_text(uintptr_t pc)
+{
+	int i;
+
+	for (i = 0; i < locked_ranges; i++)
+		if (locked_text[i].lo <= pc && pc < locked_text[i].hi)
+			return 1;
+	return 0;
+}
+
 void cgotb_traceback(void *p)
 {
 	struct tb_arg *arg = p;
 	void *frames[MAX_FRAMES + 8];
-	uintptr_t pc;
+	uintptr_t pc = 0;
 	int n, i;
 
 	/* No context function is installed (see traceback.go): a context is
 	 * never given. */
 	if (arg->max == 0 || arg->context != 0)
 		return;
+	if (arg->sig_context != 0) {
+		pc = signal_pc(arg->sig_context);
+		if (pc == 0 || in_locked_text(pc)) {
+			arg->buf[0] = pc;
+			if (arg->max > 1)
+				arg->buf[1] = 0;
+			return;
+		}
+	}
 	n = backtrace(frames, MAX_FRAMES + 8);
 	if (arg->sig_context == 0) {
 		/* Called from C: everything below this function. */
@@ -94,7 +170,6 @@ void cgotb_traceback(void *p)
 	/* In a signal handler: the unwinder passes through the kernel's
 	 * signal frame into the code that was interrupted. The frames above
 	 * it are the handler's own. */
-	pc = signal_pc(arg->sig_context);
 	for (i = 0; i < n; i++) {
 		if ((uintptr_t)frames[i] == pc) {
 			copy_frames(arg->buf, arg->max, frames, i, n, i);

@@ -31,6 +31,7 @@ import (
 // runtime.SetCgoTraceback. Call it once, from an init function: the
 // runtime refuses a second, different registration.
 func Install() {
+	C.cgotb_init()
 	runtime.SetCgoTraceback(0, unsafe.Pointer(C.cgotb_traceback), nil,
 		unsafe.Pointer(C.cgotb_symbolize))
 }

@@ -6,6 +6,7 @@
 #ifndef SPANK_OTEL_CGOTRACEBACK_H
 #define SPANK_OTEL_CGOTRACEBACK_H
 
+__attribute__((visibility("hidden"))) void cgotb_init(void);
 __attribute__((visibility("hidden"))) void cgotb_traceback(void *arg);
 __attribute__((visibility("hidden"))) void cgotb_symbolize(void *arg);
 

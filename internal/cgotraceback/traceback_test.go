@@ -1,11 +1,13 @@
 package cgotraceback_test
 
 import (
+	"context"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"runtime"
 	"testing"
+	"time"
 )
 
 // TestCrashReportNamesCFrames builds a program that installs the
@@ -36,6 +38,36 @@ func TestCrashReportNamesCFrames(t *testing.T) {
 	} {
 		if !regexp.MustCompile(re).Match(out) {
 			t.Errorf("report lacks /%s/:\n%s", re, out)
+		}
+	}
+}
+
+// TestSignalsDuringMalloc runs a program whose goroutines call C's malloc
+// and free while it sends itself SIGURG. The runtime calls the traceback
+// function for each signal that lands in C code; when that was malloc, an
+// unwinder that loads libgcc_s there waits for malloc's lock forever.
+// Before the fix, 3 of 6 runs hung.
+func TestSignalsDuringMalloc(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a program")
+	}
+	bin := filepath.Join(t.TempDir(), "mallocstorm")
+	gocmd := filepath.Join(runtime.GOROOT(), "bin", "go")
+	if out, err := exec.Command(gocmd, "build", "-o", bin, "./testdata/mallocstorm").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	// Each run is a new process: only the first unwinding in a process
+	// loads libgcc_s. The program stops by itself after 3 seconds.
+	for i := range 5 {
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		out, err := exec.CommandContext(ctx, bin).CombinedOutput()
+		timedOut := ctx.Err() != nil
+		cancel()
+		if timedOut {
+			t.Fatalf("run %d hung (killed after 60 s)\n%s", i, out)
+		}
+		if err != nil {
+			t.Fatalf("run %d: %v\n%s", i, err, out)
 		}
 	}
 }
