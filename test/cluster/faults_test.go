@@ -144,8 +144,17 @@ func runFault(t *testing.T, m *matrix, fc faultCase) bool {
 			t.Logf("the job fails with the plugin off as well, so the case does not apply here: %s", offErr)
 			return false
 		}
-		m.add(fc.name, "FAIL: job failed")
-		t.Fatalf("job failed with the plugin and runs without it: %v\n%s\n%s", err, out, errOut)
+		// Near its edge a limit stops srun in some runs and not in
+		// others: at 512 MiB of address space, srun of Slurm 26.05 could
+		// not start its own threads once in four CI runs, with the plugin
+		// loaded in srun either way. So the job must fail with the plugin
+		// a second time, after running without it.
+		t.Logf("job failed with the plugin, ran without it; trying with it again: %v\n%s", err, errOut)
+		out, errOut, err = clusterCmd(t, "", false, nil, "bash", "-c", script)
+		if err != nil {
+			m.add(fc.name, "FAIL: job failed")
+			t.Fatalf("job failed twice with the plugin and runs without it: %v\n%s\n%s", err, out, errOut)
+		}
 	}
 	tasks := collect(t, tag)
 	if len(tasks) != 1 {
