@@ -288,12 +288,16 @@ spank-otel run-uuid > /shared/out/%[1]s/run$n.uuid
 if [ "$n" = 0 ]; then scontrol requeue $SLURM_JOB_ID; sleep 300; fi
 EOF`, tag))))
 	// A requeued job waits before it may start again; let it go at once.
+	// Done when the second run has written its files: squeue can list
+	// nothing for a moment while the job is requeued, so its silence does
+	// not mean the job is over (it ended a CI run at 3 s).
 	deadline := time.Now().Add(3 * time.Minute)
 	for time.Now().Before(deadline) {
-		state := strings.TrimSpace(alice(t, fmt.Sprintf("squeue -h -j %s -o '%%T %%r' 2>/dev/null || true", job)))
-		if state == "" {
+		done := alice(t, fmt.Sprintf("test -s /shared/out/%s/run1.uuid && echo done || true", tag))
+		if strings.TrimSpace(done) == "done" {
 			break
 		}
+		state := strings.TrimSpace(alice(t, fmt.Sprintf("squeue -h -j %s -o '%%T %%r' 2>/dev/null || true", job)))
 		if strings.HasPrefix(state, "PENDING") {
 			alice(t, fmt.Sprintf("scontrol update jobid=%s starttime=now 2>/dev/null || true", job))
 		}
