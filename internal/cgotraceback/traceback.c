@@ -141,6 +141,14 @@ static int in_locked_text(uintptr_t pc)
 	return 0;
 }
 
+/* A traceback of one frame: the PC the signal interrupted. */
+static void only_pc(struct tb_arg *arg, uintptr_t pc)
+{
+	arg->buf[0] = pc;
+	if (arg->max > 1)
+		arg->buf[1] = 0;
+}
+
 void cgotb_traceback(void *p)
 {
 	struct tb_arg *arg = p;
@@ -155,9 +163,7 @@ void cgotb_traceback(void *p)
 	if (arg->sig_context != 0) {
 		pc = signal_pc(arg->sig_context);
 		if (pc == 0 || in_locked_text(pc)) {
-			arg->buf[0] = pc;
-			if (arg->max > 1)
-				arg->buf[1] = 0;
+			only_pc(arg, pc);
 			return;
 		}
 	}
@@ -177,9 +183,7 @@ void cgotb_traceback(void *p)
 		}
 	}
 	/* The unwinder lost its way: at least the PC that faulted. */
-	arg->buf[0] = pc;
-	if (arg->max > 1)
-		arg->buf[1] = 0;
+	only_pc(arg, pc);
 }
 
 /* The file a library was loaded from. A loader that opens a library
