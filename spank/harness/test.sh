@@ -392,6 +392,8 @@ if [ -n "$REAL" ]; then
 	run taskset -c "0-$((cpus - 1))" "$HARNESS" --lib "$T/real/lib.so" --env-file "$ENVF" --task-index 1
 	check "real: GOMAXPROCS 1 and no collector in the helper ($cpus CPUs in the task's mask)" 0 \
 		'msg debug spank-otel: go runtime: GOMAXPROCS=1 threads<=[0-9]+ gc=off$' '^state=same$'
+	check "real: the helper's debug line times the load and the call" 0 \
+		'msg debug spank-otel: helper: library loaded and started in [1-9][0-9]* us, call [0-9]+ us$'
 fi
 
 # No room in the task's cgroups: the helper is not started, so the OOM
