@@ -56,6 +56,12 @@ $(BUILD)/libspankotel.so: $(GO_SOURCES)
 	CGO_ENABLED=1 $(GO) build $(GOFLAGS_BUILD) -buildmode=c-shared -ldflags='-s -w' -o $@ ./cgo
 	@rm -f $(BUILD)/libspankotel.h
 
+# The library with its call skipped (cgo/loadonly.go), for make bench only.
+$(BUILD)/bench/libspankotel-loadonly.so: $(GO_SOURCES)
+	@mkdir -p $(dir $@)
+	CGO_ENABLED=1 $(GO) build $(GOFLAGS_BUILD) -tags spankotel_loadonly -buildmode=c-shared -ldflags='-s -w' -o $@ ./cgo
+	@rm -f $(basename $@).h
+
 $(BUILD)/spank-otel: $(GO_SOURCES)
 	@mkdir -p $(BUILD)
 	CGO_ENABLED=0 $(GO) build $(GOFLAGS_BUILD) -ldflags='-s -w' -o $@ ./cmd/spank-otel

@@ -4,7 +4,8 @@
 #
 #  1. the per-task path of the plugin: the task forks the helper, the helper
 #     loads the library and answers, the task reaps it. libspankotel.so vs
-#     an empty Go c-shared library vs a plain C library (whose figure is the
+#     the same library with its call skipped (what loading it costs) vs an
+#     empty Go c-shared library vs a plain C library (whose figure is the
 #     helper's own cost: fork + socket + reap), interleaved. Then the tail
 #     with many tasks starting at once, which sets the timeout= default.
 #  2. step launch in the cluster: srun -O -N2 -n8 true, plugin on vs off.
@@ -40,7 +41,7 @@ percentiles() {
 		printf "%d %d %d %d\n", p50 / 1000, p90 / 1000, p99 / 1000, p999 / 1000 }'
 }
 
-make -s lib cli >/dev/null
+make -s lib cli build/bench/libspankotel-loadonly.so >/dev/null   # paths as the Makefile names them
 make -s -C spank harness goempty BUILD="$spankbuild" SLURM_INCLUDE="$top/build/slurm-headers/$slurm/usr/include" >/dev/null
 
 # --- 1. per-task cost -------------------------------------------------------
@@ -61,9 +62,10 @@ tmp=$(mktemp -d)
 #    to emptygo is the noise of this run, printed beside the figures.
 libdir=$build/bench-libs
 rm -rf "$libdir" && mkdir -p "$libdir"
-names=(ours emptygo emptygo2 plainc)
+names=(ours loadonly emptygo emptygo2 plainc)
 declare -A src=(
 	[ours]=$build/libspankotel.so
+	[loadonly]=$build/bench/libspankotel-loadonly.so
 	[emptygo]=$testdata/libgoempty.so
 	[emptygo2]=$testdata/libgoempty.so
 	[plainc]=$testdata/libfake.so
@@ -95,6 +97,26 @@ printf 'ratios at p50: ours/emptygo %s  ours/plainc %s  (p90 %s, p99 %s vs empty
 	"$(ratio "$p50_ours" "$p50_plainc")" "$(ratio "$p90_ours" "$p90_emptygo")" "$(ratio "$p99_ours" "$p99_emptygo")"
 noise=$(ratio "$p50_emptygo2" "$p50_emptygo")
 printf "noise of this run: emptygo'/emptygo at p50 %s (the same library; 1.000 would be none)\n" "$noise"
+printf 'of that: loading ours, its call skipped, loadonly/emptygo %s; the call, ours/loadonly %s (%+d us)\n' \
+	"$(ratio "$p50_loadonly" "$p50_emptygo")" "$(ratio "$p50_ours" "$p50_loadonly")" "$(( p50_ours - p50_loadonly ))"
+
+# The helper times its stages itself and says so in a debug line: loading
+# the library and starting its runtime (which overlaps Slurm's set-up of
+# the task), and the call (which the task waits for).
+stage_runs=${BENCH_STAGE_RUNS:-300}
+for ((r = 0; r < stage_runs; r++)); do
+	for name in ours loadonly emptygo; do
+		"$harness" --lib "$libdir/$name.$((r % copies)).so" --env-file "$envfile" |
+			sed -n "s/.*helper: library loaded and started in \([0-9]*\) us, call \([0-9]*\) us\$/$name \1 \2/p"
+	done
+done > "$tmp/stages"
+show "$harness --lib LIB --env-file <task env>   (×$stage_runs per LIB, interleaved; the helper's debug line)"
+median() { sort -n | awk '{ v[NR] = $1 } END { print NR ? v[int(NR / 2 + 0.5)] : "-" }'; }
+printf '%-10s %8s %8s   (medians of %d each)\n' library load_us call_us "$stage_runs"
+for name in ours loadonly emptygo; do
+	printf '%-10s %8s %8s\n' "$name" "$(awk -v n="$name" '$1 == n { print $2 }' "$tmp/stages" | median)" \
+		"$(awk -v n="$name" '$1 == n { print $3 }' "$tmp/stages" | median)"
+done
 
 # --- 1b. many tasks at once ------------------------------------------------
 conc=${BENCH_CONCURRENT:-16}
