@@ -144,24 +144,8 @@ var allowedInits = []string{"main.init.0", "main.init.1"}
 // it. It builds the library and reads its symbols: the compiler names a
 // package initialiser pkg.init, or pkg.init.N for an init function.
 func TestTaskPathInit(t *testing.T) {
-	gocmd, err := exec.LookPath("go")
-	if err != nil {
-		t.Skipf("the go command is needed to build the library: %v", err)
-	}
-	lib := filepath.Join(t.TempDir(), "libspankotel.so")
-	cmd := exec.Command(gocmd, "build", "-buildmode=c-shared", "-o", lib, ".")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	f, err := elf.Open(lib)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	syms, err := f.Symbols()
-	if err != nil {
-		t.Fatal(err)
-	}
+	lib := buildLibrary(t)
+	syms := librarySymbols(t, lib)
 	const module = "github.com/spank-otel/spank-otel/"
 	var inits []string
 	for _, sym := range syms {
@@ -183,4 +167,62 @@ func TestTaskPathInit(t *testing.T) {
 			t.Errorf("the library runs %s at start in every task's helper", name)
 		}
 	}
+}
+
+// TestLoadOnlyLinksTheTaskPath checks the variant make bench builds with
+// -tags spankotel_loadonly: its export returns early, and it must still
+// link every function the library links, or the bench would time the
+// loading of a smaller library than the one installed.
+func TestLoadOnlyLinksTheTaskPath(t *testing.T) {
+	funcs := func(lib string) []string {
+		var names []string
+		for _, sym := range librarySymbols(t, lib) {
+			if elf.ST_TYPE(sym.Info) == elf.STT_FUNC {
+				names = append(names, sym.Name)
+			}
+		}
+		slices.Sort(names)
+		return slices.Compact(names)
+	}
+	lib, loadOnly := funcs(buildLibrary(t)), funcs(buildLibrary(t, "-tags", "spankotel_loadonly"))
+	if !slices.Contains(loadOnly, "github.com/spank-otel/spank-otel/taskenv.Compute") {
+		t.Fatal("the load-only library does not link taskenv.Compute")
+	}
+	for _, name := range lib {
+		if _, found := slices.BinarySearch(loadOnly, name); !found {
+			t.Errorf("the load-only library lacks %s", name)
+		}
+	}
+}
+
+// buildLibrary builds the library, with its symbols, with the extra go
+// build arguments args, and returns its path.
+func buildLibrary(t *testing.T, args ...string) string {
+	t.Helper()
+	gocmd, err := exec.LookPath("go")
+	if err != nil {
+		t.Skipf("the go command is needed to build the library: %v", err)
+	}
+	lib := filepath.Join(t.TempDir(), "libspankotel.so")
+	build := append([]string{"build", "-buildmode=c-shared", "-o", lib}, args...)
+	cmd := exec.Command(gocmd, append(build, ".")...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return lib
+}
+
+// librarySymbols returns the symbol table of the library lib.
+func librarySymbols(t *testing.T, lib string) []elf.Symbol {
+	t.Helper()
+	f, err := elf.Open(lib)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	syms, err := f.Symbols()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return syms
 }
