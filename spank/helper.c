@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "headroom.h"
 #include "helper.h"
 #include "helper_main.h"
@@ -53,14 +54,6 @@ struct errtext {
 	size_t len;
 	int truncated;
 };
-
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static void close_fd(int *fd)
 {
@@ -102,7 +95,7 @@ static int wait_for(struct so_helper *h, int fd, short events,
 {
 	for (;;) {
 		struct pollfd p[2] = { { fd, events, 0 }, { h->err, POLLIN, 0 } };
-		long long left = deadline - now_ms();
+		long long left = deadline - so_monotonic_ms();
 		int n;
 
 		if (left <= 0)
@@ -287,7 +280,7 @@ static int reap(struct so_helper *h, long long deadline, int *wstatus,
 			*wstatus = -1;
 			return 1;
 		}
-		if (now_ms() >= deadline)
+		if (so_monotonic_ms() >= deadline)
 			return 0;
 		if (h->pidfd >= 0) {
 			wait_for(h, h->pidfd, POLLIN, deadline, e);
@@ -323,7 +316,7 @@ static int finish(struct so_helper *h, long long deadline, int *wstatus,
 
 	if (!gone) {
 		kill_helper(h);
-		gone = reap(h, now_ms() + KILL_GRACE_MS, wstatus, e);
+		gone = reap(h, so_monotonic_ms() + KILL_GRACE_MS, wstatus, e);
 	}
 	drain_err(h, e);
 	close_fd(&h->err);
@@ -435,7 +428,7 @@ enum so_status so_helper_call(struct so_helper *h, char **envp,
 			      struct so_result *res, const struct so_logger *lg)
 {
 	struct errtext e = { .len = 0 };
-	long long start = now_ms(), deadline = start + timeout_ms;
+	long long start = so_monotonic_ms(), deadline = start + timeout_ms;
 	enum so_status st;
 	char end[96], line[512];
 	int wstatus = 0, sent, left_behind;
@@ -490,7 +483,7 @@ enum so_status so_helper_call(struct so_helper *h, char **envp,
 			"the helper process did not end within %d ms of "
 			"SIGKILL; left behind", KILL_GRACE_MS);
 	so_logf(lg, SO_LOG_DEBUG, "helper %s in %lld ms (%s)",
-		so_status_name(st), now_ms() - start, end);
+		so_status_name(st), so_monotonic_ms() - start, end);
 	if (st != SO_CALLED)
 		so_result_free(res);
 	return st;

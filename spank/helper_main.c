@@ -31,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "helper_main.h"
 #include "wire.h"
 
@@ -50,15 +51,6 @@ struct notes {
 	char text[4096];
 	size_t len;
 };
-
-/* The monotonic clock in microseconds, for the helper's debug line. */
-static long long monotonic_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
 
 static void note(struct notes *n, char level, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -368,7 +360,7 @@ void so_helper_main(const struct so_helper_config *cfg, pid_t task, int sock,
 		answer(SO_REFUSED, -1, NULL, &n, NULL);
 	}
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", LIB_FD);
-	loading = monotonic_us();
+	loading = so_monotonic_us();
 	dlerror();
 	if (!(h = dlopen(path, RTLD_NOW | RTLD_LOCAL))) {
 		const char *e = dlerror();
@@ -391,15 +383,15 @@ void so_helper_main(const struct so_helper_config *cfg, pid_t task, int sock,
 		answer(SO_ABI_MISMATCH, -1, NULL, &n, NULL);
 	}
 	/* abi() returns once the Go runtime has started. */
-	loading = monotonic_us() - loading;
+	loading = so_monotonic_us() - loading;
 
 	if (!(envp = read_request(&max_env))) {
 		note(&n, 'E', "the helper process received a damaged request");
 		answer(SO_HELPER_FAILED, -1, NULL, &n, NULL);
 	}
-	called = monotonic_us();
+	called = so_monotonic_us();
 	rc = fn(envp, cfg->exclude, max_env, &value, &liblog);
-	called = monotonic_us() - called;
+	called = so_monotonic_us() - called;
 	/* What the task waits for is the call; the load overlaps Slurm's own
 	 * set-up of the task. */
 	note(&n, 'D', "helper: library loaded and started in %lld us, call %lld us",
