@@ -32,14 +32,20 @@ testdata=$spankbuild/testdata
 say() { printf '\n== %s\n' "$*"; }
 show() { printf '$ %s\n' "$*"; }
 
-# percentiles FILE: p50 p90 p99 p99.9 of the numbers in FILE (nanoseconds)
-# in µs.
-percentiles() {
-	sort -n "$1" | awk '{ v[NR] = $1 } END {
-		p50 = v[int(NR * 0.50 + 0.5)]; p90 = v[int(NR * 0.90 + 0.5)]; p99 = v[int(NR * 0.99 + 0.5)]
-		p999 = v[int(NR * 0.999 + 0.5)]
-		printf "%d %d %d %d\n", p50 / 1000, p90 / 1000, p99 / 1000, p999 / 1000 }'
+# quantiles DIVISOR Q...: the numbers on stdin at each quantile Q (nearest
+# rank), divided by DIVISOR and truncated; "-" for each when there are none.
+# Sections 1 and 4 read every percentile through it.
+quantiles() {
+	local div=$1; shift
+	sort -n | awk -v div="$div" -v qs="$*" '{ v[NR] = $1 } END {
+		n = split(qs, q, " ")
+		for (i = 1; i <= n; i++)
+			printf "%s%s", (i > 1 ? " " : ""), (NR ? int(v[int(NR * q[i] + 0.5)] / div) : "-")
+		print "" }'
 }
+# percentiles FILE: p50 p90 p99 p99.9 of the nanoseconds in FILE, in µs.
+percentiles() { quantiles 1000 0.5 0.9 0.99 0.999 < "$1"; }
+median() { quantiles 1 0.5; }
 
 make -s lib cli build/bench/libspankotel-loadonly.so >/dev/null   # paths as the Makefile names them
 make -s -C spank harness goempty BUILD="$spankbuild" SLURM_INCLUDE="$top/build/slurm-headers/$slurm/usr/include" >/dev/null
@@ -111,7 +117,6 @@ for ((r = 0; r < stage_runs; r++)); do
 	done
 done > "$tmp/stages"
 show "$harness --lib LIB --env-file <task env>   (×$stage_runs per LIB, interleaved; the helper's debug line)"
-median() { sort -n | awk '{ v[NR] = $1 } END { print NR ? v[int(NR / 2 + 0.5)] : "-" }'; }
 printf '%-10s %8s %8s   (medians of %d each)\n' library load_us call_us "$stage_runs"
 for name in ours loadonly emptygo; do
 	printf '%-10s %8s %8s\n' "$name" "$(awk -v n="$name" '$1 == n { print $2 }' "$tmp/stages" | median)" \
@@ -147,7 +152,7 @@ timeit() { # command...: median wall time of 30 runs in µs
 	local i t0 t1
 	for ((i = 0; i < 30; i++)); do
 		t0=$(date +%s%N); eval "$("$@")"; t1=$(date +%s%N); echo $(( t1 - t0 ))
-	done | sort -n | awk '{ v[NR] = $1 } END { printf "%d\n", v[int(NR / 2 + 0.5)] / 1000 }'
+	done | quantiles 1000 0.5
 }
 while IFS= read -r kv; do export "$kv"; done < "$envfile"   # the task environment, values as they are
 if command -v python3 >/dev/null; then
