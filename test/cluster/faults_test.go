@@ -150,6 +150,9 @@ func runFault(t *testing.T, m *matrix, fc faultCase) bool {
 		// loaded in srun either way. So the job must fail with the plugin
 		// a second time, after running without it.
 		t.Logf("job failed with the plugin, ran without it; trying with it again: %v\n%s", err, errOut)
+		// The run without the plugin wrote its task's output where the
+		// retry writes its own: only the retry's may be collected.
+		outDir(t)
 		out, errOut, err = clusterCmd(t, "", false, nil, "bash", "-c", script)
 		if err != nil {
 			m.add(fc.name, "FAIL: job failed")
