@@ -23,6 +23,7 @@ PLUGINDIR ?= /usr/lib/x86_64-linux-gnu/slurm-wlm
 DEFAULT_LIB ?= $(PLUGINDIR)/libspankotel.so
 
 GOFLAGS_BUILD := -trimpath -buildvcs=false
+include golib.mk
 GO_SOURCES := $(shell find . -name '*.go' -not -path './build/*' -not -path './test/*') go.mod go.sum
 C_SOURCES  := $(wildcard spank/*.c spank/*.h spank/*.map spank/Makefile)
 
@@ -49,17 +50,17 @@ dockerd: deps
 lib: $(BUILD)/libspankotel.so
 cli: $(BUILD)/spank-otel
 
-# -s -w and no VCS stamp keep the library small: its load time in every task
-# grows with the pages the loader has to map and relocate.
-$(BUILD)/libspankotel.so: $(GO_SOURCES)
+# No VCS stamp and golib.mk's link flags keep the library small: its load
+# time in every task grows with the pages the loader has to map and relocate.
+$(BUILD)/libspankotel.so: $(GO_SOURCES) golib.mk
 	@mkdir -p $(BUILD)
-	CGO_ENABLED=1 $(GO) build $(GOFLAGS_BUILD) -buildmode=c-shared -ldflags='-s -w' -o $@ ./cgo
+	CGO_ENABLED=1 $(GO) build $(GOFLAGS_BUILD) -buildmode=c-shared -ldflags='$(GO_LIB_LDFLAGS)' -o $@ ./cgo
 	@rm -f $(BUILD)/libspankotel.h
 
 # The library with its call skipped (cgo/loadonly.go), for make bench only.
-$(BUILD)/bench/libspankotel-loadonly.so: $(GO_SOURCES)
+$(BUILD)/bench/libspankotel-loadonly.so: $(GO_SOURCES) golib.mk
 	@mkdir -p $(dir $@)
-	CGO_ENABLED=1 $(GO) build $(GOFLAGS_BUILD) -tags spankotel_loadonly -buildmode=c-shared -ldflags='-s -w' -o $@ ./cgo
+	CGO_ENABLED=1 $(GO) build $(GOFLAGS_BUILD) -tags spankotel_loadonly -buildmode=c-shared -ldflags='$(GO_LIB_LDFLAGS)' -o $@ ./cgo
 	@rm -f $(basename $@).h
 
 $(BUILD)/spank-otel: $(GO_SOURCES)

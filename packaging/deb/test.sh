@@ -55,8 +55,14 @@ check "Depends on Slurm $slurm and nothing newer" expect_contains "$depends" \
 check "Depends on a program that loads SPANK plugins" expect_contains "$depends" "slurmd | slurm-client"
 check "Depends on libc6 (dpkg-shlibdeps)" expect_contains "$depends" "libc6 (>= "
 
-# A statically linked command comes with a lintian override saying so.
 dpkg-deb -x "$deb" "$tmp/x"
+if readelf -V "$tmp/x$plugindir/libspankotel.so" | grep -q GLIBC_ABI_DT_RELR; then
+	libc_min=$(grep -o 'libc6 (>= [^)]*)' <<<"$depends" | sed 's/^libc6 (>= //; s/)$//')
+	check "Depends on libc6 2.36 or later: the library's relocations are packed" \
+		dpkg --compare-versions "${libc_min:-0}" ge 2.36
+fi
+
+# A statically linked command comes with a lintian override saying so.
 static=0
 if [ "$(elf_kind "$tmp/x/usr/bin/spank-otel")" = exec ] && ! readelf -d "$tmp/x/usr/bin/spank-otel" | grep -q '(NEEDED)'; then
 	static=1

@@ -225,6 +225,11 @@ check_artifacts() {
 		nm -D --defined-only "$lib" | awk -v s="$sym" '$3 == s { f = 1 } END { exit !f }' ||
 			die "$lib does not export $sym"
 	done
+	# Packed relocations (golib.mk) only with the version that makes a glibc
+	# too old to apply them refuse the file: unapplied, they would crash.
+	if readelf -d "$lib" | grep -q '(RELR)' && ! readelf -V "$lib" | grep -q GLIBC_ABI_DT_RELR; then
+		die "$lib has packed relocations but does not require GLIBC_ABI_DT_RELR"
+	fi
 }
 
 # source_date_epoch prints SOURCE_DATE_EPOCH, else the time of the last commit,
