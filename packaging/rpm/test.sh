@@ -70,6 +70,8 @@ check "directories it owns are root:root 0755 and none is Slurm's" bash -c "
 requires=$(q --requires)
 check "Requires slurm >= $slurm" grep -q -x "slurm(x86-64) >= $slurm" <<<"$requires"
 check "Requires slurm < $next" grep -q -x "slurm(x86-64) < $next" <<<"$requires"
+# EL9, the oldest release the package is for, has glibc 2.34.
+check "needs no glibc newer than EL9's 2.34" bash -c "! grep -E 'GLIBC_(2\.(3[5-9]|[4-9][0-9])|ABI_DT_RELR)' <<<'$requires'"
 check "does not provide the private libspankotel.so" bash -c "! rpm -qp --nosignature --provides '$pkg' 2>/dev/null | grep -i spankotel"
 
 # Install with --nodeps into a scratch root: files, verify, run, remove.
