@@ -12,8 +12,14 @@
 # GLIBC_ABI_DT_RELR version: with it, dpkg-shlibdeps and rpm make the
 # package need a glibc that reads them, and an older glibc refuses the file
 # instead of running it unrelocated.
+# The probe runs once per build: the result is exported to sub-makes
+# (spank/), and a value given on the command line (the RPM spec's empty
+# one) wins.
+ifeq ($(origin GO_LIB_EXTLDFLAGS),undefined)
 GO_LIB_EXTLDFLAGS := $(shell f=$$(mktemp) && \
 	echo 'int puts(const char *); static int x; int *p = &x; void f(void) { puts(""); }' | \
 	$(CC) -x c - -shared -fPIC -o "$$f" -Wl,-z,pack-relative-relocs 2>/dev/null && \
 	grep -q GLIBC_ABI_DT_RELR "$$f" && echo -Wl,-z,pack-relative-relocs; rm -f "$$f")
+endif
+export GO_LIB_EXTLDFLAGS
 GO_LIB_LDFLAGS := -s -w$(if $(GO_LIB_EXTLDFLAGS), -extldflags=$(GO_LIB_EXTLDFLAGS))

@@ -143,7 +143,7 @@ fi
 # dpkg-shlibdeps goes by symbols, and GLIBC_ABI_DT_RELR has none. A library
 # with packed relocations (golib.mk) needs glibc 2.36, the first to apply
 # them; an older one would refuse to load it.
-if readelf -V "$root$plugindir/libspankotel.so" 2>/dev/null | grep -q GLIBC_ABI_DT_RELR; then
+if needs_relr_glibc "$root$plugindir/libspankotel.so"; then
 	shlibs=$(sed -E 's/libc6 \(>= 2\.([0-9]|[12][0-9]|3[0-5])(\.[0-9]+)?\)/libc6 (>= 2.36)/' <<<"$shlibs")
 	[[ "$shlibs" == *"libc6 (>= "* ]] || shlibs="libc6 (>= 2.36)${shlibs:+, $shlibs}"
 fi

@@ -56,7 +56,7 @@ check "Depends on a program that loads SPANK plugins" expect_contains "$depends"
 check "Depends on libc6 (dpkg-shlibdeps)" expect_contains "$depends" "libc6 (>= "
 
 dpkg-deb -x "$deb" "$tmp/x"
-if readelf -V "$tmp/x$plugindir/libspankotel.so" | grep -q GLIBC_ABI_DT_RELR; then
+if needs_relr_glibc "$tmp/x$plugindir/libspankotel.so"; then
 	libc_min=$(grep -o 'libc6 (>= [^)]*)' <<<"$depends" | sed 's/^libc6 (>= //; s/)$//')
 	check "Depends on libc6 2.36 or later: the library's relocations are packed" \
 		dpkg --compare-versions "${libc_min:-0}" ge 2.36

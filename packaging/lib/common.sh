@@ -204,6 +204,10 @@ elf_kind() {
 	esac
 }
 
+# needs_relr_glibc LIB succeeds when LIB asks for the glibc version that
+# applies packed relocations (golib.mk), GLIBC_ABI_DT_RELR: glibc 2.36.
+needs_relr_glibc() { readelf -V "$1" 2>/dev/null | grep -q GLIBC_ABI_DT_RELR; }
+
 # check_artifacts <slurm> <shim> <lib> <cli> fails unless the three files are
 # what the packages claim: a SPANK plugin for that Slurm release, the Go
 # library with the two entry points the shim looks up, and an executable.
@@ -227,7 +231,7 @@ check_artifacts() {
 	done
 	# Packed relocations (golib.mk) only with the version that makes a glibc
 	# too old to apply them refuse the file: unapplied, they would crash.
-	if readelf -d "$lib" | grep -q '(RELR)' && ! readelf -V "$lib" | grep -q GLIBC_ABI_DT_RELR; then
+	if readelf -d "$lib" | grep -q '(RELR)' && ! needs_relr_glibc "$lib"; then
 		die "$lib has packed relocations but does not require GLIBC_ABI_DT_RELR"
 	fi
 }
