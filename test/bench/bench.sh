@@ -13,6 +13,9 @@
 #  4. what a per-task `eval "$(python3 -c ...)"` costs, for comparison.
 #
 # The last two lines are the two ratios, in a fixed form.
+#
+# BENCH_SECTIONS="1 3" runs only the sections listed (1, 1b, 2, 3, 4); the
+# default is all of them. The other BENCH_* settings are below.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -23,6 +26,7 @@ batch=${BENCH_BATCH:-5}         # tasks in a row from one library
 copies=${BENCH_COPIES:-4}       # copies of each library file
 pairs=${BENCH_PAIRS:-30}        # srun on/off pairs
 slurm=${SLURM:-24.11}
+sections=" ${BENCH_SECTIONS:-1 1b 2 3 4} "
 # The harness and the empty Go library, built against the headers the
 # Makefile downloads (make headers), in a directory of their own.
 spankbuild=$top/build/bench-spank
@@ -30,6 +34,7 @@ harness=$spankbuild/spank-otel-harness
 testdata=$spankbuild/testdata
 
 say() { printf '\n== %s\n' "$*"; }
+want() { [[ $sections == *" $1 "* ]]; }
 show() { printf '$ %s\n' "$*"; }
 
 # quantiles DIVISOR Q...: the numbers on stdin at each quantile Q (nearest
@@ -52,11 +57,14 @@ make -s -C spank harness goempty BUILD="$spankbuild" SLURM_INCLUDE="$top/build/s
 
 # --- 1. per-task cost -------------------------------------------------------
 rounds=$(( forks / batch ))
-say "1. per-task cost: task fork, helper fork, load, call, answer, reap; $forks tasks each, in $rounds interleaved batches of $batch"
 envfile=$(mktemp)
 trap 'rm -f "$envfile" "$tmp"/* 2>/dev/null; rmdir "$tmp" 2>/dev/null || true' EXIT
 tmp=$(mktemp -d)
 { cat detect/testdata/task-env.txt; printf 'OTEL_RESOURCE_ATTRIBUTES=%s\n' "$(cat detect/testdata/carrier-25.txt)"; } > "$envfile"
+ratio_go=- noise=- step_ratio=- p50_ours=
+libdir=$build/bench-libs
+if want 1; then
+say "1. per-task cost: task fork, helper fork, load, call, answer, reap; $forks tasks each, in $rounds interleaved batches of $batch"
 # How the figures are kept fair on a machine whose speed drifts by tens of
 # percent within minutes:
 #  - short batches, in an order that turns around every round (ABC, CBA),
@@ -66,7 +74,6 @@ tmp=$(mktemp -d)
 #    library's time by 2-4%;
 #  - "emptygo'" is a second set of copies of the empty library: its ratio
 #    to emptygo is the noise of this run, printed beside the figures.
-libdir=$build/bench-libs
 rm -rf "$libdir" && mkdir -p "$libdir"
 names=(ours loadonly emptygo emptygo2 plainc)
 declare -A src=(
@@ -123,8 +130,33 @@ for name in ours loadonly emptygo; do
 		"$(awk -v n="$name" '$1 == n { print $3 }' "$tmp/stages" | median)"
 done
 
+# Initialising packages that the empty library does not link, which was
+# most of the difference once: the runtime reports each package's init
+# under GODEBUG=inittrace=1, which the helper inherits, and the helper's
+# stderr reaches the log.
+init_runs=${BENCH_INIT_RUNS:-30}
+for ((r = 0; r < init_runs; r++)); do
+	for name in ours emptygo; do
+		GODEBUG=inittrace=1 "$harness" --lib "$libdir/$name.$((r % copies)).so" --env-file "$envfile" 2>&1 |
+			sed -n "s/.*helper stderr: init \([^ ]*\) @[^,]*, \([0-9.]*\) ms clock.*/$name $r \1 \2/p"
+	done
+done > "$tmp/inits"
+# Twice over the file: the empty library's packages first, then ours.
+extra() { awk 'NR == FNR { if ($1 == "emptygo") base[$3] = 1; next }
+	$1 == "ours" { runs[$2] = 1; if (!($3 in base)) { us[$2] += $4 * 1000; print "pkg", $3 } }
+	END { for (r in runs) print "us", us[r] + 0 }' "$tmp/inits" "$tmp/inits"; }
+show "GODEBUG=inittrace=1 $harness --lib LIB --env-file <task env>   (×$init_runs per LIB, interleaved)"
+printf 'package initialisation beyond the empty library: median %s us per task (%s)\n' \
+	"$(extra | awk '$1 == "us" { print $2 }' | median)" \
+	"$(extra | awk '$1 == "pkg" { print $2 }' | sort -u | paste -sd, -)"
+fi
+
 # --- 1b. many tasks at once ------------------------------------------------
 conc=${BENCH_CONCURRENT:-16}
+if want 1b; then
+if ! want 1; then # no copies from 1. to start from
+	rm -rf "$libdir" && mkdir -p "$libdir" && cp "$build/libspankotel.so" "$libdir/ours.0.so"
+fi
 say "1b. $conc tasks starting at once on $(nproc) CPUs, 40 rounds: the tail that sets the timeout= default"
 show "$conc × $harness --bench 40 --lib $build/libspankotel.so --env-file <task env>   (in parallel)"
 for ((i = 0; i < conc; i++)); do
@@ -136,13 +168,17 @@ read -r c50 c90 c99 c999 < <(percentiles "$tmp/conc")
 timeout_ms=$(sed -n 's/^#define SO_DEFAULT_TIMEOUT_MS \([0-9]*\)$/\1/p' spank/args.h)
 printf 'per task, %d at once: p50 %d us, p99 %d us, p99.9 %d us (of %d); timeout= default %d ms is %dx the p99.9\n' \
 	"$conc" "$c50" "$c99" "$c999" "$(wc -l < "$tmp/conc")" "$timeout_ms" "$(( timeout_ms * 1000 / (c999 > 0 ? c999 : 1) ))"
+fi
 
 # --- 3. Go benchmarks ---------------------------------------------------------
+if want 3; then
 say "3. Go benchmarks (ours and the OpenTelemetry Go SDK's environment detector on the same carrier)"
 show "go test -run='^\$' -bench=. -benchmem ./libcarrier ./detect ./taskenv"
 go test -run='^$' -bench=. -benchmem ./libcarrier ./detect ./taskenv | grep -E '^(Benchmark|ok)'
+fi
 
 # --- 4. Python comparison -----------------------------------------------------
+if want 4; then
 say "4. per-task shell step: eval \"\$(python3 -c ...)\" vs eval \"\$(spank-otel export)\", 30 runs each"
 py='import os,uuid,urllib.parse as u
 e=os.environ;j=e.get("SLURM_ARRAY_JOB_ID") if "SLURM_ARRAY_TASK_ID" in e else e.get("SLURM_JOB_ID")
@@ -161,9 +197,13 @@ if command -v python3 >/dev/null; then
 fi
 show "eval \"\$($build/spank-otel export)\""
 printf 'spank-otel      p50 %6d us\n' "$(timeit "$build/spank-otel" export)"
-printf 'plugin per task p50 %6d us  (from 1.; the helper loads while Slurm still sets the task up)\n' "$p50_ours"
+if [ -n "$p50_ours" ]; then
+	printf 'plugin per task p50 %6d us  (from 1.; the helper loads while Slurm still sets the task up)\n' "$p50_ours"
+fi
+fi
 
 # --- 2. step launch in the cluster ------------------------------------------
+if want 2; then
 say "2. step launch: srun -O -N2 -n8 true, plugin on vs --otel-attrs=off, $pairs interleaved pairs, Slurm $slurm"
 test/slurm-docker/cluster up --slurm "$slurm" >/dev/null
 # Inside one allocation, so that what is timed is the step launch and not
@@ -182,6 +222,7 @@ read -r on_med off_med step_ratio < <(awk '{ on[NR] = $1; off[NR] = $2; r[NR] = 
 		return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
 	END { printf "%d %d %.3f\n", med(on, NR) / 1e6, med(off, NR) / 1e6, med(r, NR) }' "$tmp/srun")
 printf 'median srun -O -N2 -n8 true: on %d ms, off %d ms; median of the %d pair ratios %s\n' "$on_med" "$off_med" "$pairs" "$step_ratio"
+fi
 
 echo
 echo "per-task p50 ratio vs empty Go library: $ratio_go (noise $noise)"
