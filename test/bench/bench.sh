@@ -142,13 +142,13 @@ for ((r = 0; r < init_runs; r++)); do
 	done
 done > "$tmp/inits"
 # Twice over the file: the empty library's packages first, then ours.
-extra() { awk 'NR == FNR { if ($1 == "emptygo") base[$3] = 1; next }
+awk 'NR == FNR { if ($1 == "emptygo") base[$3] = 1; next }
 	$1 == "ours" { runs[$2] = 1; if (!($3 in base)) { us[$2] += $4 * 1000; print "pkg", $3 } }
-	END { for (r in runs) print "us", us[r] + 0 }' "$tmp/inits" "$tmp/inits"; }
+	END { for (r in runs) print "us", us[r] + 0 }' "$tmp/inits" "$tmp/inits" > "$tmp/extra"
 show "GODEBUG=inittrace=1 $harness --lib LIB --env-file <task env>   (×$init_runs per LIB, interleaved)"
 printf 'package initialisation beyond the empty library: median %s us per task (%s)\n' \
-	"$(extra | awk '$1 == "us" { print $2 }' | median)" \
-	"$(extra | awk '$1 == "pkg" { print $2 }' | sort -u | paste -sd, -)"
+	"$(awk '$1 == "us" { print $2 }' "$tmp/extra" | median)" \
+	"$(awk '$1 == "pkg" { print $2 }' "$tmp/extra" | sort -u | paste -sd, -)"
 fi
 
 # --- 1b. many tasks at once ------------------------------------------------
