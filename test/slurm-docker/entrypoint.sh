@@ -27,6 +27,7 @@ configure() {
 			[ ! -f "$confdir/$f" ] || { echo; cat "$confdir/$f"; }
 		done
 	} | sed "s/@CPUS@/$cpus/g" >/etc/slurm/slurm.conf
+	site_plugins
 	rm -f /etc/slurm/cgroup.conf
 	for f in "cgroup-$profile-$version.conf" "cgroup-$profile.conf"; do
 		if [ -f "$confdir/$f" ]; then
@@ -51,6 +52,15 @@ own_cgroups() {
 		esac
 		umount "$d" && mount -t cgroup -o "$opts" "spank-$c" "$d"
 	done
+}
+
+# The site profile runs NVIDIA's pyxis, as GPU sites do (containers.sh
+# installs it); its plugstack line sorts before spank-otel.conf.
+site_plugins() {
+	pyxis=/usr/local/share/pyxis/pyxis.conf
+	rm -f /etc/slurm/plugstack.conf.d/pyxis.conf
+	[ "$profile" = site ] && [ -f "$pyxis" ] || return 0
+	ln -s "$pyxis" /etc/slurm/plugstack.conf.d/pyxis.conf
 }
 
 start_munge() {
@@ -92,6 +102,7 @@ slurmd-configless)
 	# What slurmctld sends replaces these; plugstack.conf.d stays, as an
 	# admin's files on the node would.
 	rm -f /etc/slurm/slurm.conf /etc/slurm/cgroup.conf /etc/slurm/plugstack.conf
+	site_plugins
 	start_munge
 	install -d -m 0755 /var/lib/slurm/slurmd /var/log/slurm
 	export SPANK_OTEL_SLURMD_ARGS="--conf-server slurmctld"

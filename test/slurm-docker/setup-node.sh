@@ -51,6 +51,10 @@ if [ -f "$src/otel-probe-js.tar" ]; then
 	chmod 0755 /usr/local/bin/otel-probe-js
 fi
 
+# The image of the container jobs (containers.sh): pyxis's
+# --container-image=/srv/images/base.sqsh.
+[ ! -f "$src/base.sqsh" ] || install -D -m 0644 "$src/base.sqsh" /srv/images/base.sqsh
+
 if [ ! -f "$src/spank-otel.deb" ]; then
 	echo "setup-node: no plugin package given; the image has no spank-otel" >&2
 	exit 0
