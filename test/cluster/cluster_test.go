@@ -196,8 +196,19 @@ func taskEnvOf(t testing.TB, tk task, inherited string, inheritedSet bool) strin
 	return strings.TrimSuffix(string(out), "\n")
 }
 
-// checkIdentity checks the attributes every task of a job must carry.
+// checkIdentity checks the attributes every task of a job must carry: the
+// job's identity and the user's own attributes (userCarrier).
 func checkIdentity(t testing.TB, tk task, attrs map[string]string) {
+	t.Helper()
+	checkJobIdentity(t, tk, attrs)
+	if attrs["user.team"] != "ml,infra" {
+		t.Errorf("%s: user.team = %q, want %q (carrier %q)", tk.name, attrs["user.team"], "ml,infra", tk.env[libcarrier.EnvVar])
+	}
+}
+
+// checkJobIdentity checks the Slurm identity of a task's job, computed
+// here from the task's own Slurm variables.
+func checkJobIdentity(t testing.TB, tk task, attrs map[string]string) {
 	t.Helper()
 	env := tk.env
 	jobKey := env["SLURM_JOB_ID"]
@@ -212,7 +223,6 @@ func checkIdentity(t testing.TB, tk task, attrs map[string]string) {
 		"slurm.cluster.name": env["SLURM_CLUSTER_NAME"],
 		"slurm.job.user":     "alice",
 		"nv.dl.job.uuid":     jobUUID(env["SLURM_CLUSTER_NAME"], jobKey),
-		"user.team":          "ml,infra",
 	}
 	for k, v := range want {
 		if attrs[k] != v {

@@ -55,12 +55,13 @@ own_cgroups() {
 }
 
 # The site profile runs NVIDIA's pyxis, as GPU sites do (containers.sh
-# installs it); its plugstack line sorts before spank-otel.conf.
+# installs it); its plugstack line sorts before spank-otel.conf. A copy,
+# not a link: srun inside a container reads the node's /etc/slurm.
 site_plugins() {
 	pyxis=/usr/local/share/pyxis/pyxis.conf
 	rm -f /etc/slurm/plugstack.conf.d/pyxis.conf
 	[ "$profile" = site ] && [ -f "$pyxis" ] || return 0
-	ln -s "$pyxis" /etc/slurm/plugstack.conf.d/pyxis.conf
+	install -m 0644 "$pyxis" /etc/slurm/plugstack.conf.d/pyxis.conf
 }
 
 start_munge() {
