@@ -161,67 +161,49 @@ func TestGoRuntimeInHelper(t *testing.T) {
 	t.Logf("task mask: %d CPUs; %v", cpus, found)
 }
 
-// containerCase is one placement of the container-like plugin.
-type containerCase struct {
-	name  string
-	file  string // plugstack.conf.d file name: before or after spank-otel
-	keep  bool   // keep=OTEL_RESOURCE_ATTRIBUTES, pyxis's --container-env
-	attrs map[string]string
-	// identity: the Slurm attributes reach the task.
-	identity bool
-}
-
+// TestContainerPlugin keeps, of the container-like test plugin
+// (test/spankprobe, role=container), only what real pyxis cannot show: a
+// container whose /proc the user forged. The plugin runs before spank-otel
+// as pyxis does in the recommended order: it moves the task into a new
+// user and mount namespace, imports the image's environment and mounts
+// over /proc a tree whose fd links lead to libevil.so. spank-otel's
+// task_init then runs in that namespace; the library behind the forged
+// /proc must never run, and the identity is written. The plugstack orders,
+// the import and --container-env are proven with the real pyxis and enroot
+// (pyxis_test.go).
 func TestContainerPlugin(t *testing.T) {
 	image := map[string]string{"container.image.name": "pytorch:25.01", "deployment.environment": "image"}
-	user := map[string]string{"user.team": "ml,infra", "deployment.environment": "prod"}
-	cases := []containerCase{
-		// The recommended order: spank-otel after the container plugin
-		// merges the identity into the container's final environment.
-		{name: "container first", file: "00-container.conf", attrs: image, identity: true},
-		{name: "container first, --container-env", file: "00-container.conf", keep: true, attrs: user, identity: true},
-		// After spank-otel the container's import overwrites the value.
-		{name: "container after spank-otel", file: "zz-container.conf", attrs: image, identity: false},
-		{name: "container after spank-otel, --container-env", file: "zz-container.conf", keep: true, attrs: user, identity: true},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			line := "required " + probeSo + " role=container image_env=" + imageEnv + " forge_proc=" + evilLib
-			if tc.keep {
-				line += " keep=OTEL_RESOURCE_ATTRIBUTES"
-			}
-			withStack(t, map[string]string{tc.file: line})
-			asRoot(t, "rm -f "+evilMarker, "c1")
-			tag := outDir(t)
-			alice(t, submit(fmt.Sprintf(`sbatch --wait -N2 -n2 -o /shared/out/%[1]s/slurm.out <<'EOF'
+	withStack(t, map[string]string{"00-container.conf": "required " + probeSo + " role=container image_env=" + imageEnv + " forge_proc=" + evilLib})
+	asRoot(t, "rm -f "+evilMarker, strings.Fields(computeNodes)...)
+	tag := outDir(t)
+	alice(t, submit(fmt.Sprintf(`sbatch --wait -N2 -n2 -o /shared/out/%[1]s/slurm.out <<'EOF'
 #!/bin/bash
 env -0 > /shared/out/%[1]s/$SLURM_JOB_ID.batch.env
 srun -N2 -n2 -o /shared/out/%[1]s/%%j.%%s.%%t.env env -0
 EOF`, tag)))
-			tasks := collect(t, tag)
-			if len(tasks) != 3 {
-				t.Fatalf("got %d tasks, want 3: %v", len(tasks), names(tasks))
+	tasks := collect(t, tag)
+	if len(tasks) != 3 {
+		t.Fatalf("got %d tasks, want 3: %v", len(tasks), names(tasks))
+	}
+	for _, tk := range tasks {
+		if got := tk.env["SPANK_CONTAINER"]; got != "ok" {
+			t.Errorf("%s: the container-like plugin failed: %q", tk.name, got)
+		}
+		if tk.env["IMAGE_ONLY"] != "from-the-image" {
+			t.Errorf("%s: the image's environment was not imported", tk.name)
+		}
+		attrs := tk.attrs(t)
+		checkJobIdentity(t, tk, attrs)
+		for k, v := range image {
+			if attrs[k] != v {
+				t.Errorf("%s: %s = %q, want the image's %q (carrier %q)", tk.name, k, attrs[k], v, tk.env["OTEL_RESOURCE_ATTRIBUTES"])
 			}
-			for _, tk := range tasks {
-				if got := tk.env["SPANK_CONTAINER"]; got != "ok" {
-					t.Errorf("%s: the container-like plugin failed: %q", tk.name, got)
-				}
-				if tk.env["IMAGE_ONLY"] != "from-the-image" {
-					t.Errorf("%s: the image's environment was not imported", tk.name)
-				}
-				attrs, _ := parseLoose(tk.env["OTEL_RESOURCE_ATTRIBUTES"])
-				for k, v := range tc.attrs {
-					if attrs[k] != v {
-						t.Errorf("%s: %s = %q, want %q (carrier %q)", tk.name, k, attrs[k], v, tk.env["OTEL_RESOURCE_ATTRIBUTES"])
-					}
-				}
-				if got := attrs["slurm.job.id"] == tk.env["SLURM_JOB_ID"]; got != tc.identity {
-					t.Errorf("%s: identity written %v, want %v (carrier %q)", tk.name, got, tc.identity, tk.env["OTEL_RESOURCE_ATTRIBUTES"])
-				}
-			}
-			if out, _, _ := clusterCmd(t, "c1", true, nil, "bash", "-c", "ls "+evilMarker+" 2>/dev/null; true"); strings.TrimSpace(out) != "" {
-				t.Errorf("the library behind the forged /proc ran: %s exists", evilMarker)
-			}
-		})
+		}
+	}
+	for _, node := range strings.Fields(computeNodes) {
+		if out, _, _ := clusterCmd(t, node, true, nil, "bash", "-c", "ls "+evilMarker+" 2>/dev/null; true"); strings.TrimSpace(out) != "" {
+			t.Errorf("%s: the library behind the forged /proc ran: %s exists", node, evilMarker)
+		}
 	}
 }
 
