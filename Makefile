@@ -158,7 +158,14 @@ cluster-test: dockerd cli backend-deps
 	@mkdir -p $(BUILD)
 	test/cluster/run.sh $(SLURMS)
 
-test: deps unit ctest package-test cluster-test
+# One suite after another, each with its duration.
+TEST_SUITES := unit ctest package-test cluster-test
+test: deps
+	@for s in $(TEST_SUITES); do \
+	  t0=$$(date +%s); \
+	  $(MAKE) --no-print-directory $$s || { echo "make test: $$s FAILED after $$(( $$(date +%s) - t0 ))s"; exit 1; }; \
+	  echo "make test: $$s took $$(( $$(date +%s) - t0 ))s"; \
+	done
 
 demo: dockerd backend-deps
 	test/slurm-docker/cluster up --slurm $(SLURM)
