@@ -40,16 +40,31 @@ const (
 // the image (empty outside).
 const inImage = `bash -c 'IN_IMAGE="$(cat ` + imageMarker + ` 2>/dev/null)" exec env -0'`
 
+// The releases built from ../shared/third_party (containers.sh); the
+// README names them.
+const (
+	pyxisVersion  = "0.24.0"
+	enrootVersion = "4.1.2"
+)
+
 // needPyxis fails the test when the cluster does not run pyxis: the site
-// profile enables it on every node with the image in place.
+// profile enables it on every node, with enroot and the image in place.
 func needPyxis(t *testing.T) {
 	t.Helper()
 	needSite(t)
 	for _, node := range append([]string{"slurmctld"}, strings.Fields(computeNodes)...) {
 		out, _, err := clusterCmd(t, node, true, nil, "bash", "-c",
-			"cat "+pyxisConf+" && test -s "+containerImage+" && enroot version")
-		if err != nil {
-			t.Fatalf("%s: the site profile must run pyxis with enroot and %s (test/slurm-docker/containers.sh): %v %s", node, containerImage, err, out)
+			"cat "+pyxisConf+" >/dev/null && test -s "+containerImage+" && enroot version")
+		if err != nil || strings.TrimSpace(out) != enrootVersion {
+			t.Fatalf("%s: the site profile must run pyxis with enroot %s and %s (test/slurm-docker/containers.sh): %v %q", node, enrootVersion, containerImage, err, out)
+		}
+		if node == "slurmctld" {
+			continue
+		}
+		// slurmd logs the version of the pyxis it loaded.
+		out, _, _ = clusterCmd(t, node, true, nil, "bash", "-c", "grep -a -o 'pyxis: version v[0-9.]*' /var/log/slurm/slurmd.log | tail -n1")
+		if got := strings.TrimSpace(out); got != "pyxis: version v"+pyxisVersion {
+			t.Fatalf("%s: slurmd loaded %q, want pyxis %s", node, got, pyxisVersion)
 		}
 	}
 }
