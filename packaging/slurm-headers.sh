@@ -1,13 +1,16 @@
 #!/bin/bash
-# Fetch the Slurm development headers of one Slurm release from Debian.
+# Fetch the Slurm development headers of one Slurm release.
 #
 #   packaging/slurm-headers.sh [--suite SUITE] [--package NAME] [--refresh] VERSION DESTDIR
 #
-# VERSION is a Slurm major.minor (22.05, 24.11, 26.05). The headers come from
-# the Debian suite that ships that release (22.05 bookworm, 24.11 trixie,
+# VERSION is a Slurm major.minor (22.05, 24.11, 25.11, 26.05). Releases a
+# Debian suite ships come from that suite (22.05 bookworm, 24.11 trixie,
 # 26.05 sid; --suite for another), fetched with apt-get download through a
 # private apt configuration, so the host's sources, lists and cache stay as
 # they are. The mirror is the one the host's apt sources already name.
+# Releases no suite ships (25.11) come from the slurm-smd-dev package that
+# packaging/slurm-source.sh builds from SchedMD's source archive (root, and
+# minutes the first time).
 #
 # Afterwards DESTDIR holds:
 #   usr/include/slurm/*.h   the package's files (dpkg-deb -x)
@@ -45,32 +48,31 @@ done
 [ $# -eq 2 ] || usage
 version=$1 dest=$2
 check_slurm_version "$version"
+from_source=""
 if [ -z "$suite" ]; then
-	suite=$(slurm_suite "$version") || die "no Debian suite known for Slurm $version; name one with --suite"
+	if suite=$(slurm_suite "$version"); then
+		:
+	elif suite=$(slurm_source_suite "$version"); then
+		from_source=1
+		package=slurm-smd-dev
+	else
+		die "no Debian suite known for Slurm $version; name one with --suite"
+	fi
 fi
 mkdir -p "$(dirname "$dest")"
 dest=$(cd "$(dirname "$dest")" && pwd)/$(basename "$dest")
-
-# header_version DIR prints the major.minor.micro that slurm_version.h declares.
-header_version() {
-	local h=$1/usr/include/slurm/slurm_version.h n
-	[ -f "$h" ] || return 1
-	n=$(awk '$1 == "#define" && $2 == "SLURM_VERSION_NUMBER" { print $3; exit }' "$h")
-	[[ "$n" =~ ^0x[0-9a-fA-F]+$ ]] || return 1
-	printf '%d.%02d.%d\n' $(((n >> 16) & 0xff)) $(((n >> 8) & 0xff)) $((n & 0xff))
-}
 
 # verify DIR fails unless DIR has spank.h of the requested major.minor.
 verify() {
 	local dir=$1 hv
 	[ -f "$dir/usr/include/slurm/spank.h" ] || die "$package from $suite has no usr/include/slurm/spank.h"
-	hv=$(header_version "$dir") || die "cannot read SLURM_VERSION_NUMBER from $dir/usr/include/slurm/slurm_version.h"
+	hv=$(header_version "$dir/usr/include") || die "cannot read SLURM_VERSION_NUMBER from $dir/usr/include/slurm/slurm_version.h"
 	[ "${hv%.*}" = "$version" ] ||
-		die "Debian $suite ships Slurm $hv headers ($package $(cat "$dir/VERSION" 2>/dev/null)), not $version"
+		die "$package ($suite) has Slurm $hv headers ($(cat "$dir/VERSION" 2>/dev/null)), not $version"
 	echo "$hv"
 }
 
-stamp="version=$version suite=$suite package=$package"
+stamp="version=$version suite=$suite package=$package${from_source:+ source}"
 if [ $refresh -eq 0 ] && [ -f "$dest/.stamp" ] && [ "$(cat "$dest/.stamp")" = "$stamp" ] && [ -s "$dest/VERSION" ]; then
 	verify "$dest" >/dev/null
 	echo "$dest/usr/include"
@@ -82,20 +84,26 @@ if [ -e "$dest" ] && [ ! -f "$dest/.stamp" ] && [ -n "$(ls -A "$dest" 2>/dev/nul
 	die "$dest exists and was not made by this script; remove it or choose another directory"
 fi
 
-need apt-get dpkg-deb
+need dpkg-deb
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/slurm-headers.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
-debapt_init "$suite" "$tmp/apt"
-note "downloading $package from Debian $suite"
-apt-get "${DEBAPT[@]}" -q update >"$tmp/update.log" 2>&1 || {
-	cat "$tmp/update.log" >&2
-	die "apt-get update for $suite failed"
-}
 mkdir "$tmp/dl"
-(cd "$tmp/dl" && apt-get "${DEBAPT[@]}" -q download "$package") >"$tmp/download.log" 2>&1 || {
-	cat "$tmp/download.log" >&2
-	die "apt-get download $package from $suite failed"
-}
+if [ -n "$from_source" ]; then
+	built=$("$here/slurm-source.sh" "$version") || die "building Slurm $version from source failed"
+	cp "$built"/slurm-smd-dev_*.deb "$tmp/dl/"
+else
+	need apt-get
+	debapt_init "$suite" "$tmp/apt"
+	note "downloading $package from Debian $suite"
+	apt-get "${DEBAPT[@]}" -q update >"$tmp/update.log" 2>&1 || {
+		cat "$tmp/update.log" >&2
+		die "apt-get update for $suite failed"
+	}
+	(cd "$tmp/dl" && apt-get "${DEBAPT[@]}" -q download "$package") >"$tmp/download.log" 2>&1 || {
+		cat "$tmp/download.log" >&2
+		die "apt-get download $package from $suite failed"
+	}
+fi
 deb=$(ls "$tmp"/dl/*.deb)
 # Unpack beside DESTDIR so that putting it in place is a rename.
 stage=$(mktemp -d "$(dirname "$dest")/.slurm-headers.XXXXXX")

@@ -33,10 +33,83 @@ slurm_suite() {
 	esac
 }
 
+# Slurm releases no Debian suite ships, built from SchedMD's source archive
+# (packaging/slurm-source.sh) on the Debian suite given here.
+slurm_source_suite() {
+	case "$1" in
+	25.11) echo trixie ;;
+	*) return 1 ;;
+	esac
+}
+
+# slurm_supported succeeds for the releases SchedMD supports (25.11 to May
+# 2027, 26.05): what the test cluster runs with the site profile. The others
+# a Debian suite still ships (22.05 bookworm, 24.11 trixie) run the basic
+# profile.
+slurm_supported() {
+	case "$1" in
+	25.11 | 26.05) return 0 ;;
+	*) return 1 ;;
+	esac
+}
+
+# slurm_source_releases lists the releases slurm_source_suite knows.
+slurm_source_releases() { echo 25.11; }
+
+# third_party_dir prints the folder of upstream source archives: the
+# project's ../shared/third_party, or SPANK_OTEL_THIRD_PARTY.
+third_party_dir() {
+	local repo
+	repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+	echo "${SPANK_OTEL_THIRD_PARTY:-$(dirname "$repo")/shared/third_party}"
+}
+
+# third_party_archive GLOB prints the one archive in third_party_dir that
+# matches GLOB, after checking its SHA256SUMS entry; a missing archive is an
+# error that names what was looked for.
+third_party_archive() {
+	local dir glob=$1 matches sums want got
+	dir=$(third_party_dir)
+	shopt -s nullglob
+	# shellcheck disable=SC2206 # the glob is meant to expand
+	matches=("$dir"/$glob)
+	shopt -u nullglob
+	[ ${#matches[@]} -gt 0 ] || die "missing third-party archive $dir/$glob (set SPANK_OTEL_THIRD_PARTY to the folder that holds it)"
+	[ ${#matches[@]} -eq 1 ] || die "more than one archive matches $dir/$glob: ${matches[*]}"
+	sums=$dir/SHA256SUMS
+	[ -f "$sums" ] || die "missing $sums, which vouches for ${matches[0]}"
+	want=$(awk -v f="${matches[0]##*/}" '{ n = $2; sub(/^\*/, "", n); sub(/.*\//, "", n) } n == f { print $1; exit }' "$sums")
+	[ -n "$want" ] || die "$sums has no entry for ${matches[0]##*/}"
+	got=$(sha256sum <"${matches[0]}" | cut -d' ' -f1)
+	[ "$got" = "$want" ] || die "${matches[0]} has sha256 $got, but $sums says $want"
+	echo "${matches[0]}"
+}
+
 # check_slurm_version accepts only major.minor, the granularity at which Slurm
 # loads SPANK plugins.
 check_slurm_version() {
 	[[ "$1" =~ ^[0-9]{2}\.[0-9]{2}$ ]] || die "Slurm version must be major.minor such as 24.11, got '$1'"
+}
+
+# header_version INCLUDEDIR prints the major.minor.micro that
+# INCLUDEDIR/slurm/slurm_version.h declares.
+header_version() {
+	local h=$1/slurm/slurm_version.h n
+	[ -f "$h" ] || return 1
+	n=$(awk '$1 == "#define" && $2 == "SLURM_VERSION_NUMBER" { print $3; exit }' "$h")
+	[[ "$n" =~ ^0x[0-9a-fA-F]+$ ]] || return 1
+	printf '%d.%02d.%d\n' $(((n >> 16) & 0xff)) $(((n >> 8) & 0xff)) $((n & 0xff))
+}
+
+# check_headers SLURM INCLUDEDIR fails unless INCLUDEDIR holds spank.h of
+# Slurm release SLURM (major.minor): a shim compiled against other headers
+# records their release, and Slurm refuses to load it.
+check_headers() {
+	local want=$1 dir=$2 hv
+	[ -f "$dir/slurm/spank.h" ] || die "$dir/slurm/spank.h does not exist (SLURM_INCLUDE is the directory that holds slurm/spank.h)"
+	hv=$(header_version "$dir") || die "cannot read SLURM_VERSION_NUMBER from $dir/slurm/slurm_version.h"
+	[ "${hv%.*}" = "$want" ] ||
+		die "the headers in $dir are Slurm $hv, not $want (SLURM=$want): Slurm would refuse a plugin built against them"
 }
 
 # slurm_next_minor prints the first major.minor after $1 (24.11 -> 24.12): the
@@ -177,18 +250,25 @@ debapt_init() {
 	note "using $mirror $suite through a private apt configuration in $dir"
 }
 
-# shim_slurm_version <spank_otel.so> prints the major.minor of the Slurm the
-# shim was compiled for, read from its plugin_version symbol (the
-# SLURM_VERSION_NUMBER that SPANK_PLUGIN records and slurmd compares).
-shim_slurm_version() {
-	local so=$1 addr hex v
-	addr=$(nm -D --defined-only "$so" 2>/dev/null | awk '$3 == "plugin_version" { print $1; exit }')
+# symbol_u32 <object> <symbol> prints the 32-bit value of a defined dynamic
+# symbol of an x86-64 object, or fails when it has none.
+symbol_u32() {
+	local so=$1 sym=$2 addr hex
+	addr=$(nm -D --defined-only "$so" 2>/dev/null | awk -v s="$sym" '$3 == s { print $1; exit }')
 	[ -n "$addr" ] || return 1
 	# objdump prints the 4 bytes as one little-endian hex word.
 	hex=$(objdump -s --start-address=0x"$addr" --stop-address=$((0x$addr + 4)) "$so" 2>/dev/null |
 		awk '/^ [0-9a-f]+ [0-9a-f]+/ && length($2) == 8 { print $2; exit }')
 	[ ${#hex} -eq 8 ] || return 1
-	v=$((0x${hex:6:2}${hex:4:2}${hex:2:2}${hex:0:2}))
+	echo $((0x${hex:6:2}${hex:4:2}${hex:2:2}${hex:0:2}))
+}
+
+# shim_slurm_version <spank_otel.so> prints the major.minor of the Slurm the
+# shim was compiled for, read from its plugin_version symbol (the
+# SLURM_VERSION_NUMBER that SPANK_PLUGIN records and slurmd compares).
+shim_slurm_version() {
+	local v
+	v=$(symbol_u32 "$1" plugin_version) || return 1
 	printf '%d.%02d\n' $(((v >> 16) & 0xff)) $(((v >> 8) & 0xff))
 }
 
