@@ -3,13 +3,16 @@
 # that are already built.
 #
 #   packaging/deb/build.sh --slurm 24.11 [--shim FILE] [--lib FILE] [--cli FILE]
-#       [--out DIR] [--version 0.1.0] [--revision 1] [--headers DIR]
+#       [--out DIR] [--version 0.1.0] [--revision 1]
+#       [--headers DIR | --include DIR]
 #       [--readme FILE] [--maintainer "Name <address>"] [--no-strip]
 #
 # Defaults, relative to the repository: --shim build/<slurm>/spank_otel.so,
 # --lib build/libspankotel.so, --cli build/spank-otel, --out build/deb,
 # --headers build/slurm-headers/<slurm> (only read, for Built-Using),
-# --readme README.md. --version defaults to $VERSION, else 0.1.0. The
+# --readme README.md. --include DIR says the shim was compiled against a
+# site's own headers in DIR (the directory holding slurm/spank.h): they must
+# be of the --slurm release, and the package records no Built-Using. --version defaults to $VERSION, else 0.1.0. The
 # binaries are stripped as dh_strip would (--no-strip keeps them as given).
 #
 # Writes <out>/spank-otel_<version>-<revision>+sl<NNNN>_amd64.deb (NNNN is
@@ -28,7 +31,7 @@ usage() {
 	exit 2
 }
 
-slurm="" shim="" lib="" cli="" out="" headers=""
+slurm="" shim="" lib="" cli="" out="" headers="" include=""
 version=${VERSION:-0.1.0} revision=1 strip=1 readme=$repo/README.md
 maintainer=${SPANK_OTEL_MAINTAINER:-spank-otel developers <spank-otel@users.noreply.github.com>}
 while [ $# -gt 0 ]; do
@@ -48,6 +51,7 @@ while [ $# -gt 0 ]; do
 	--version) version=$2 ;;
 	--revision) revision=$2 ;;
 	--headers) headers=$2 ;;
+	--include) include=$2 ;;
 	--readme) readme=$2 ;;
 	--maintainer) maintainer=$2 ;;
 	*) die "unknown option $opt" ;;
@@ -62,7 +66,12 @@ shim=${shim:-$repo/build/$slurm/spank_otel.so}
 lib=${lib:-$repo/build/libspankotel.so}
 cli=${cli:-$repo/build/spank-otel}
 out=${out:-$repo/build/deb}
-headers=${headers:-$repo/build/slurm-headers/$slurm}
+[ -z "$headers" ] || [ -z "$include" ] || die "--headers and --include name the same thing; give one"
+if [ -n "$include" ]; then
+	check_headers "$slurm" "$include"
+else
+	headers=${headers:-$repo/build/slurm-headers/$slurm}
+fi
 need dpkg-deb dpkg-shlibdeps gzip install strip
 check_artifacts "$slurm" "$shim" "$lib" "$cli"
 [ -f "$readme" ] || die "README $readme does not exist"
@@ -108,7 +117,9 @@ fi
 
 # Record the exact Slurm headers the shim was compiled with, when known.
 built_using="" headers_note=""
-if [ -s "$headers/VERSION" ] && [ -s "$headers/SOURCE" ]; then
+if [ -n "$include" ]; then
+	headers_note=" with the headers in $include (Slurm $(header_version "$include"))"
+elif [ -s "$headers/VERSION" ] && [ -s "$headers/SOURCE" ]; then
 	built_using="$(cat "$headers/SOURCE") (= $(cat "$headers/VERSION"))"
 	headers_note=" with the headers of $(cat "$headers/PACKAGE" 2>/dev/null || echo libslurm-dev) $(cat "$headers/VERSION")"
 fi
@@ -152,9 +163,14 @@ fi
 # depends on exactly its own version of slurm-wlm-basic-plugins, which owns
 # the PluginDir. Bounding that one package pins whichever of them is installed
 # to this major.minor, on compute nodes (slurmd) and login nodes
-# (slurm-client) alike; the second clause asks for something that loads
-# SPANK plugins.
-depends="slurm-wlm-basic-plugins (>= $slurm~), slurm-wlm-basic-plugins (<< $next~), slurmd | slurm-client"
+# (slurm-client) alike. Sites that build Slurm from source with the debian/
+# directory SchedMD ships get slurm-smd in its place, which every daemon and
+# client of theirs depends on in the same way (the two conflict, so only one
+# is ever installed). The last clause asks for something that loads SPANK
+# plugins.
+depends="slurm-wlm-basic-plugins (>= $slurm~) | slurm-smd (>= $slurm~)"
+depends+=", slurm-wlm-basic-plugins (<< $next~) | slurm-smd (<< $next~)"
+depends+=", slurmd | slurm-client | slurm-smd-slurmd | slurm-smd-client"
 [ -n "$shlibs" ] && depends="$shlibs, $depends"
 installed_size=$(du -k -s --apparent-size --exclude=DEBIAN "$root" | cut -f1)
 

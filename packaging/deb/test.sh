@@ -50,9 +50,10 @@ check "Version $version matches the file name" expect_eq "$version" "$(field Ver
 check "Architecture is amd64" expect_eq amd64 "$(field Architecture)"
 
 depends=$(field Depends)
-check "Depends on Slurm $slurm and nothing newer" expect_contains "$depends" \
-	"slurm-wlm-basic-plugins (>= $slurm~), slurm-wlm-basic-plugins (<< $next~)"
-check "Depends on a program that loads SPANK plugins" expect_contains "$depends" "slurmd | slurm-client"
+check "Depends on Slurm $slurm and nothing newer, Debian's or built from SchedMD's source" expect_contains "$depends" \
+	"slurm-wlm-basic-plugins (>= $slurm~) | slurm-smd (>= $slurm~), slurm-wlm-basic-plugins (<< $next~) | slurm-smd (<< $next~)"
+check "Depends on a program that loads SPANK plugins" expect_contains "$depends" \
+	"slurmd | slurm-client | slurm-smd-slurmd | slurm-smd-client"
 check "Depends on libc6 (dpkg-shlibdeps)" expect_contains "$depends" "libc6 (>= "
 
 dpkg-deb -x "$deb" "$tmp/x"
@@ -104,6 +105,7 @@ check "dpkg reports it installed" expect_eq "install ok installed" "$(dpkg_root 
 check "installed files match the md5sums (dpkg --verify)" dpkg_root --verify spank-otel
 check "installed files are the ones dpkg lists" bash -c "dpkg --root='$root' -L spank-otel | while read -r f; do [ -e '$root'\"\$f\" ] || { echo \"missing \$f\"; exit 1; }; done"
 check "the shim is a SPANK plugin for Slurm $slurm that loads the packaged library" shim_targets "$root" "$plugindir" "$slurm"
+check "a failed slurm_spank_init of the shim never drains a node (Slurm 25.05 and later)" shim_never_drains "$root" "$plugindir" "$slurm"
 check "the Go library exports the ABI and computes the example job" lib_computes "$root" "$plugindir"
 check "spank-otel --help and task-env run" cli_runs "$root"
 check "plugstack.conf.example enables the installed plugin" \
@@ -113,13 +115,29 @@ check "copyright is machine-readable and names the licence" \
 check "dpkg --remove removes every file" bash -c "dpkg --root='$root' --log=/dev/null --remove spank-otel >/dev/null &&
 	! find '$root/usr' -type f | grep ."
 
-# Dependency resolution against the real Slurm packages of each suite.
+# Dependency resolution against the real Slurm packages: Debian's of the
+# suite that ships the release, or the slurm-smd packages built from source
+# (packaging/slurm-source.sh) with the rest of their suite.
 if [ $offline -eq 0 ]; then
 	need apt-get
-	suite=$(slurm_suite "$slurm") || die "no Debian suite known for Slurm $slurm"
-	other=bookworm
-	[ "$suite" = bookworm ] && other=trixie
-	for s in "$suite" "$other"; do
+	# What a compute node and a login node ask for, besides the package.
+	if suite=$(slurm_suite "$slurm"); then
+		other=bookworm
+		[ "$suite" = bookworm ] && other=trixie
+		daemon=slurmd client=slurm-client plugins=slurm-wlm-basic-plugins origin=""
+		compute=(slurmd) login=(slurm-client)
+	elif suite=$(slurm_source_suite "$slurm"); then
+		built=$("$here/../slurm-source.sh" "$slurm") || die "no Slurm $slurm built from source"
+		# The suite's own Slurm is another release.
+		other=$suite
+		daemon=slurm-smd-slurmd client=slurm-smd-client plugins=slurm-smd
+		origin="Slurm $slurm built from source and "
+		compute=("$built"/slurm-smd_*.deb "$built"/slurm-smd-slurmd_*.deb)
+		login=("$built"/slurm-smd_*.deb "$built"/slurm-smd-client_*.deb)
+	else
+		die "no Debian suite known for Slurm $slurm"
+	fi
+	for s in $(printf '%s\n' "$suite" "$other" | sort -u); do
 		(debapt_init "$s" "$tmp/apt-$s" && apt-get -c "$tmp/apt-$s/apt.conf" -q update) >"$tmp/apt-$s.log" 2>&1 ||
 			{ cat "$tmp/apt-$s.log" >&2; die "apt-get update for $s failed"; }
 	done
@@ -133,15 +151,15 @@ if [ $offline -eq 0 ]; then
 	}
 	compute_node() {
 		local out
-		out=$(resolve "$suite" "$deb" slurmd) || { echo "$out"; return 1; }
-		grep -x -E 'spank-otel|slurmd|slurm-wlm-basic-plugins' <<<"$out"
-		grep -q -x spank-otel <<<"$out" && grep -q -x slurmd <<<"$out"
+		out=$(resolve "$suite" "$deb" "${compute[@]}") || { echo "$out"; return 1; }
+		grep -x -E "spank-otel|$daemon|$plugins" <<<"$out"
+		grep -q -x spank-otel <<<"$out" && grep -q -x "$daemon" <<<"$out"
 	}
 	login_node() {
 		local out
-		out=$(resolve "$suite" "$deb" slurm-client) || { echo "$out"; return 1; }
-		grep -x -E 'spank-otel|slurmd|slurm-client' <<<"$out"
-		grep -q -x spank-otel <<<"$out" && grep -q -x slurm-client <<<"$out" && ! grep -q -x slurmd <<<"$out"
+		out=$(resolve "$suite" "$deb" "${login[@]}") || { echo "$out"; return 1; }
+		grep -x -E "spank-otel|$daemon|$client" <<<"$out"
+		grep -q -x spank-otel <<<"$out" && grep -q -x "$client" <<<"$out" && ! grep -q -x "$daemon" <<<"$out"
 	}
 	other_release() {
 		local out
@@ -152,9 +170,9 @@ if [ $offline -eq 0 ]; then
 		fi
 		grep -E 'spank-otel : Depends: slurm-wlm-basic-plugins' <<<"$out"
 	}
-	check "apt resolves it with slurmd of $suite (compute node)" compute_node
-	check "apt resolves it with slurm-client of $suite and no slurmd (login node)" login_node
-	check "apt refuses it with the Slurm of $other" other_release
+	check "apt resolves it with $daemon of $origin$suite (compute node)" compute_node
+	check "apt resolves it with $client of $origin$suite and no $daemon (login node)" login_node
+	check "apt refuses it with Debian's Slurm of $other" other_release
 fi
 
 finish

@@ -56,6 +56,22 @@ shim_targets() {
 		{ echo "$plugindir/libspankotel.so is not compiled into the shim (DEFAULT_LIB)"; return 1; }
 }
 
+# shim_never_drains ROOT PLUGINDIR SLURM: from Slurm 25.05 on, the shim
+# declares slurm_spank_init_failure_mode = ESPANK_JOB_FAILURE (3012 in
+# slurm_errno.h), so that a failed init never drains a node; before, Slurm
+# has no such symbol and the shim exports none.
+shim_never_drains() {
+	local so=$1$2/spank_otel.so slurm=$3 mode
+	if [ "$(printf '%s\n' "$slurm" 25.05 | sort -V | head -n1)" = 25.05 ]; then
+		mode=$(symbol_u32 "$so" slurm_spank_init_failure_mode) ||
+			{ echo "no slurm_spank_init_failure_mode symbol"; return 1; }
+		expect_eq 3012 "$mode"
+	elif nm -D --defined-only "$so" | grep -w slurm_spank_init_failure_mode; then
+		echo "Slurm $slurm does not read slurm_spank_init_failure_mode"
+		return 1
+	fi
+}
+
 # lib_computes ROOT PLUGINDIR: load the installed Go library the way the shim
 # does (dlopen, dlsym) and compute the attributes of the example job.
 lib_computes() {

@@ -3,12 +3,14 @@
 # Debian's rpmbuild (apt package "rpm").
 #
 #   packaging/rpm/build.sh --slurm 24.11 [--version 0.1.0] [--release 1]
-#       [--topdir build/rpm] [--src DIR] [--headers DIR] [--from-head]
-#       [--vendor] [--srpm]
+#       [--topdir build/rpm] [--src DIR] [--headers DIR | --include DIR]
+#       [--from-head] [--vendor] [--srpm]
 #
-# 1. Fetches the Slurm headers of that release from Debian
-#    (packaging/slurm-headers.sh into build/slurm-headers/<slurm>, or uses
-#    --headers DIR, a directory holding usr/include/slurm/spank.h).
+# 1. Fetches the Slurm headers of that release (packaging/slurm-headers.sh
+#    into build/slurm-headers/<slurm>), or uses --headers DIR, a directory
+#    holding usr/include/slurm/spank.h, or --include DIR, one holding
+#    slurm/spank.h (a site's installed slurm-devel, say: /usr/include).
+#    Headers of another major.minor than --slurm are refused.
 # 2. Makes the source tarball <topdir>/SOURCES/slurm-spank-otel-<version>.tar.gz
 #    from the work tree of --src (default: this repository), tracked and
 #    untracked files alike but nothing .gitignore excludes, or with
@@ -34,7 +36,7 @@ usage() {
 }
 
 name="slurm-spank-otel"
-slurm="" version=${VERSION:-0.1.0} release=1 topdir=$repo/build/rpm src=$repo headers=""
+slurm="" version=${VERSION:-0.1.0} release=1 topdir=$repo/build/rpm src=$repo headers="" include=""
 from_head=0 vendor=0 srpm=0
 while [ $# -gt 0 ]; do
 	opt=$1
@@ -53,6 +55,7 @@ while [ $# -gt 0 ]; do
 	--topdir) topdir=$2 ;;
 	--src) src=$2 ;;
 	--headers) headers=$2 ;;
+	--include) include=$2 ;;
 	*) die "unknown option $opt" ;;
 	esac
 	shift 2
@@ -81,12 +84,14 @@ for target in lib cli shim; do
 done
 
 # 1. Headers.
-if [ -z "$headers" ]; then
-	headers=$repo/build/slurm-headers/$slurm
-	"$repo/packaging/slurm-headers.sh" "$slurm" "$headers" >/dev/null
+[ -z "$headers" ] || [ -z "$include" ] || die "--headers and --include name the same thing; give one"
+if [ -n "$headers" ]; then
+	include=$headers/usr/include
+elif [ -z "$include" ]; then
+	include=$("$repo/packaging/slurm-headers.sh" "$slurm" "$repo/build/slurm-headers/$slurm")
 fi
-headers=$(cd "$headers" && pwd)
-[ -f "$headers/usr/include/slurm/spank.h" ] || die "$headers/usr/include/slurm/spank.h does not exist"
+include=$(cd "$include" && pwd)
+check_headers "$slurm" "$include"
 
 # 2. Source tarball.
 epoch=$(source_date_epoch "$src")
@@ -123,10 +128,12 @@ mode=-bb
 [ $srpm -eq 1 ] && mode=-ba
 log=$topdir/build-$slurm.log
 note "rpmbuild $mode for Slurm $slurm (log: $log)"
-if ! SOURCE_DATE_EPOCH=$epoch rpmbuild "$mode" --nodeps \
+# The spec's own make must not inherit the variables of a make that runs
+# this script (make rpm BUILD=...): MAKEFLAGS would carry them into %build.
+if ! env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL SOURCE_DATE_EPOCH="$epoch" rpmbuild "$mode" --nodeps \
 	--define "_topdir $topdir" \
 	--define "slurm_version $slurm" \
-	--define "slurm_include $headers/usr/include" \
+	--define "slurm_include $include" \
 	--define "pkgver $version" \
 	--define "pkgrel $release" \
 	--define "use_source_date_epoch_as_buildtime 1" \

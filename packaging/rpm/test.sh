@@ -84,6 +84,7 @@ check "rpm -q finds it installed" rpm_root -q "$name"
 check "installed files pass rpm -V" rpm_root -V --nodeps "$name"
 check "every listed file exists" bash -c "rpm --root='$root' -ql '$name' | while read -r f; do [ -e '$root'\"\$f\" ] || { echo \"missing \$f\"; exit 1; }; done"
 check "the shim is a SPANK plugin for Slurm $slurm that loads the packaged library" shim_targets "$root" "$plugindir" "$slurm"
+check "a failed slurm_spank_init of the shim never drains a node (Slurm 25.05 and later)" shim_never_drains "$root" "$plugindir" "$slurm"
 check "the Go library exports the ABI and computes the example job" lib_computes "$root" "$plugindir"
 check "spank-otel --help and task-env run" cli_runs "$root"
 check "plugstack.conf.example enables the installed plugin" \
