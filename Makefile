@@ -4,8 +4,13 @@
 #   make unit        the Go vet and tests: no root, no apt
 #   make ctest       the C shim in its harness and a mock Slurm (root; Slurm's
 #                    headers are downloaded from Debian, nothing is installed)
-#   make test        everything: unit, ctest, packages, the cluster on every Slurm version
+#   make test        everything: unit, ctest, packages, the cluster on every Slurm version,
+#                    each suite's time printed
 #   make bench       speed figures
+#
+# SLURM picks the release of demo, ctest, deb, rpm and shim (default 26.05);
+# SLURM_INCLUDE=/dir/with/slurm/spank.h builds deb, rpm and shim against a
+# site's own headers of that release instead of fetching them.
 #
 # test, demo and bench run as root on Debian: missing tools are installed
 # with apt and dockerd is started when none runs.
@@ -16,8 +21,13 @@ export PATH := /usr/local/go/bin:$(PATH)
 
 GO        ?= go
 VERSION   ?= 0.1.0
-SLURM     ?= 24.11
-SLURMS    ?= 22.05 24.11 26.05
+SLURM     ?= 26.05
+# The cluster tests: the releases Debian ships (22.05, 24.11, 26.05) and 25.11,
+# built from SchedMD's source (packaging/slurm-source.sh).
+SLURMS    ?= 22.05 24.11 25.11 26.05
+# The releases whose packages make test builds and tests: those SchedMD
+# supports.
+PACKAGE_SLURMS ?= 25.11 26.05
 BUILD     := build
 PLUGINDIR ?= /usr/lib/x86_64-linux-gnu/slurm-wlm
 DEFAULT_LIB ?= $(PLUGINDIR)/libspankotel.so
@@ -30,7 +40,7 @@ C_SOURCES  := $(wildcard spank/*.c spank/*.h spank/*.map spank/Makefile)
 # Host packages the targets need. Installed only when missing.
 HOST_PACKAGES := gcc make git rpm debootstrap docker.io docker-compose dpkg-dev python3 binutils lintian
 
-.PHONY: all lib cli shim headers testlibs deb rpm deps dockerd unit ctest package-test \
+.PHONY: all lib cli shim headers testlibs deb rpm deps dockerd unit ctest package-test package-test-one \
         cluster-test test demo bench clean jaeger otelprobes backend-deps
 
 all: lib cli
@@ -73,18 +83,33 @@ $(BUILD)/slurm-headers/%/VERSION:
 
 shim: $(BUILD)/$(SLURM)/spank_otel.so
 # The shim is compiled against the target Slurm's own spank.h: fetched from
-# Debian by default, or SLURM_INCLUDE when given (rpmbuild passes the
-# slurm-devel headers and must not download anything).
-HEADERS_DEP := $(if $(filter command line environment,$(origin SLURM_INCLUDE)),,$(BUILD)/slurm-headers/%/VERSION)
+# Debian (or built from source) by default, or SLURM_INCLUDE when given: a
+# site's own headers, or the slurm-devel headers rpmbuild passes (it must
+# not download anything).
+SITE_INCLUDE := $(if $(filter command line environment,$(origin SLURM_INCLUDE)),$(abspath $(SLURM_INCLUDE)))
+HEADERS_DEP := $(if $(SITE_INCLUDE),,$(BUILD)/slurm-headers/%/VERSION)
+# Headers of another release than SLURM= are refused before compiling:
+# Slurm would refuse the plugin they make.
 $(BUILD)/%/spank_otel.so: $(C_SOURCES) | $(HEADERS_DEP)
-	$(MAKE) -C spank SLURM_INCLUDE=$(abspath $(if $(filter command line environment,$(origin SLURM_INCLUDE)),$(SLURM_INCLUDE),$(BUILD)/slurm-headers/$*/usr/include)) \
+	@bash -c '. packaging/lib/common.sh && check_headers "$$@"' slurm-headers $* $(call shim_include,$*)
+	$(MAKE) -C spank SLURM_INCLUDE=$(call shim_include,$*) \
 	  DEFAULT_LIB=$(DEFAULT_LIB) OUT=$(abspath $@)
+shim_include = $(or $(SITE_INCLUDE),$(abspath $(BUILD)/slurm-headers/$(1)/usr/include))
 
 # Test-only pieces the cluster's node images carry beside the package: the
 # probe/container-like SPANK plugin (per Slurm release), a library that must
 # never load, and a Go library that fails on request (test/cluster).
 TESTLIBS := $(BUILD)/testlibs
-testlibs: $(TESTLIBS)/$(SLURM)/spankprobe.so $(TESTLIBS)/libevil.so $(TESTLIBS)/libfault.so
+testlibs: $(TESTLIBS)/$(SLURM)/spankprobe.so $(TESTLIBS)/libevil.so $(TESTLIBS)/libfault.so \
+	$(TESTLIBS)/$(SLURM)/spank_otel-initfails.so $(TESTLIBS)/$(SLURM)/spank_otel-initfails-nomode.so
+# The shim with a slurm_spank_init that fails, with and without the failure
+# mode the real one declares (test/cluster/initfailure_test.go).
+$(TESTLIBS)/%/spank_otel-initfails.so: $(C_SOURCES) | $(BUILD)/slurm-headers/%/VERSION
+	$(MAKE) -C spank SLURM_INCLUDE=$(abspath $(BUILD)/slurm-headers/$*/usr/include) \
+	  DEFAULT_LIB=$(DEFAULT_LIB) OUT=$(abspath $@) CPPFLAGS=-DSO_TEST_INIT_FAILS
+$(TESTLIBS)/%/spank_otel-initfails-nomode.so: $(C_SOURCES) | $(BUILD)/slurm-headers/%/VERSION
+	$(MAKE) -C spank SLURM_INCLUDE=$(abspath $(BUILD)/slurm-headers/$*/usr/include) \
+	  DEFAULT_LIB=$(DEFAULT_LIB) OUT=$(abspath $@) CPPFLAGS='-DSO_TEST_INIT_FAILS -DSO_TEST_DEFAULT_FAILURE_MODE'
 $(TESTLIBS)/%/spankprobe.so: test/spankprobe/spankprobe.c test/spankprobe/Makefile \
 		spank/harness/procstate.c spank/harness/procstate.h | $(BUILD)/slurm-headers/%/VERSION
 	$(MAKE) -C test/spankprobe SLURM_INCLUDE=$(abspath $(BUILD)/slurm-headers/$*/usr/include) OUT=$(abspath $@)
@@ -131,10 +156,12 @@ backend-deps: deps
 
 deb: lib cli shim
 	packaging/deb/build.sh --slurm $(SLURM) --shim $(BUILD)/$(SLURM)/spank_otel.so \
-	  --lib $(BUILD)/libspankotel.so --cli $(BUILD)/spank-otel --out $(BUILD)/deb --version $(VERSION)
+	  --lib $(BUILD)/libspankotel.so --cli $(BUILD)/spank-otel --out $(BUILD)/deb --version $(VERSION) \
+	  $(if $(SITE_INCLUDE),--include $(SITE_INCLUDE))
 
 rpm: deps
-	packaging/rpm/build.sh --slurm $(SLURM) --version $(VERSION)
+	packaging/rpm/build.sh --slurm $(SLURM) --version $(VERSION) --topdir $(BUILD)/rpm \
+	  $(if $(SITE_INCLUDE),--include $(SITE_INCLUDE))
 
 unit:
 	$(GO) vet ./...
@@ -149,23 +176,30 @@ ctest: lib headers
 	  BUILD=$(abspath $(BUILD))/ctest-$(SLURM) REAL=$(abspath $(BUILD)/libspankotel.so)
 
 package-test: deps
+	for v in $(PACKAGE_SLURMS); do $(MAKE) --no-print-directory package-test-one SLURM=$$v; done
+	packaging/include-test.sh $(lastword $(PACKAGE_SLURMS))
+
+package-test-one: deps
 	$(MAKE) deb SLURM=$(SLURM)
 	packaging/deb/test.sh $(BUILD)/deb/spank-otel_$(VERSION)-1+sl$(subst .,,$(SLURM))_amd64.deb
 	$(MAKE) rpm SLURM=$(SLURM)
-	packaging/rpm/test.sh $$(ls -t $(BUILD)/rpm/RPMS/*/slurm-spank-otel-*.rpm | head -n1)
+	packaging/rpm/test.sh $$(ls -t $(BUILD)/rpm/RPMS/*/slurm-spank-otel-*.sl$(subst .,,$(SLURM)).*.rpm | head -n1)
 
 cluster-test: dockerd cli backend-deps
 	@mkdir -p $(BUILD)
 	test/cluster/run.sh $(SLURMS)
 
-# One suite after another, each with its duration.
+# Each suite in turn, stopping at the first that fails, with its time.
 TEST_SUITES := unit ctest package-test cluster-test
 test: deps
-	@for s in $(TEST_SUITES); do \
-	  t0=$$(date +%s); \
-	  $(MAKE) --no-print-directory $$s || { echo "make test: $$s FAILED after $$(( $$(date +%s) - t0 ))s"; exit 1; }; \
-	  echo "make test: $$s took $$(( $$(date +%s) - t0 ))s"; \
-	done
+	@total=$$SECONDS; for suite in $(TEST_SUITES); do \
+	  start=$$SECONDS; \
+	  if ! $(MAKE) --no-print-directory $$suite; then \
+	    echo "=== suite time: $$suite FAILED after $$((SECONDS - start)) s"; exit 1; \
+	  fi; \
+	  echo "=== suite time: $$suite $$((SECONDS - start)) s"; \
+	done; \
+	echo "=== make test passed in $$((SECONDS - total)) s"
 
 demo: dockerd backend-deps
 	test/slurm-docker/cluster up --slurm $(SLURM)

@@ -49,6 +49,15 @@
 SPANK_PLUGIN(spank-otel, 1)
 #pragma GCC visibility pop
 
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(25, 5, 0) && !defined(SO_TEST_DEFAULT_FAILURE_MODE)
+/* From 25.05 on, Slurm drains the node when slurm_spank_init of a plugin
+ * listed as required fails, unless the plugin asks otherwise. This one's
+ * init returns 0 on every path; should that ever change, the job fails and
+ * the node stays in service: the plugin is never the reason a node
+ * drains. */
+SO_EXPORT int slurm_spank_init_failure_mode = ESPANK_JOB_FAILURE;
+#endif
+
 static const struct so_logger slurm_logger = { so_slurm_emit, NULL };
 
 /* Remote-context state. slurmstepd fills it before it forks the tasks, so
@@ -246,6 +255,13 @@ SO_EXPORT int slurm_spank_init(spank_t sp, int ac, char **av)
 	spank_context_t ctx = spank_context();
 	int remote = spank_remote(sp) == 1;
 
+#ifdef SO_TEST_INIT_FAILS
+	/* A test build only (make testlibs): what a failing init costs. */
+	if (remote) {
+		so_error("test build: slurm_spank_init fails on purpose");
+		return -1;
+	}
+#endif
 	/* Quiet outside slurmstepd: srun must not repeat what the admin's
 	 * log already says. */
 	so_args_parse(&args, SO_DEFAULT_LIB, ac, av,
