@@ -25,7 +25,7 @@ forks=${BENCH_FORKS:-2400}      # per library (at least 300)
 batch=${BENCH_BATCH:-5}         # tasks in a row from one library
 copies=${BENCH_COPIES:-4}       # copies of each library file
 pairs=${BENCH_PAIRS:-30}        # srun on/off pairs
-slurm=${SLURM:-24.11}
+slurm=${SLURM:-26.05}
 sections=" ${BENCH_SECTIONS:-1 1b 2 3 4} "
 # The harness and the empty Go library, built against the headers the
 # Makefile downloads (make headers), in a directory of their own.

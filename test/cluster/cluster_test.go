@@ -4,7 +4,7 @@
 // docker-compose cluster of test/slurm-docker, brought up beforehand with
 // `test/slurm-docker/cluster up --slurm V`. Run it with
 //
-//	go test -tags cluster ./test/cluster -slurm 24.11
+//	go test -tags cluster ./test/cluster -slurm 26.05
 //
 // Every task writes its environment to the shared volume; the tests read the
 // files back and check each task's OTEL_RESOURCE_ATTRIBUTES against the
@@ -31,7 +31,7 @@ import (
 )
 
 var (
-	slurmVersion = flag.String("slurm", "24.11", "Slurm version of the running cluster")
+	slurmVersion = flag.String("slurm", "26.05", "Slurm version of the running cluster")
 	profile      = flag.String("profile", "site", "profile of the running cluster: site or basic")
 )
 

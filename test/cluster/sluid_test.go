@@ -7,9 +7,13 @@ import (
 	"testing"
 )
 
-// TestSlurmJobSLUID: slurm.sluid falls back to Slurm's own SLURM_JOB_SLUID,
-// which Slurm exports to every task from 25.11 on (SPEC §3).
+// TestSlurmJobSLUID: slurm.sluid falls back to Slurm's own SLURM_JOB_SLUID
+// (SPEC §3). Slurm exports it to tasks from 26.05 on; 25.11 has SLUIDs but
+// gives the variable only to prologs and epilogs (its CHANGELOG), and older
+// releases have none. Where a task has no SLURM_JOB_SLUID, slurm.sluid must
+// be absent, not invented.
 func TestSlurmJobSLUID(t *testing.T) {
+	exported := *slurmVersion >= "26.05"
 	tag := outDir(t)
 	alice(t, submit(fmt.Sprintf(`sbatch --wait -N1 -n1 -o /dev/null <<'EOF'
 #!/bin/bash
@@ -22,13 +26,16 @@ EOF`, tag)))
 	}
 	for _, tk := range tasks {
 		sluid, ok := tk.env["SLURM_JOB_SLUID"]
-		if !ok {
-			t.Skipf("Slurm %s exports no SLURM_JOB_SLUID to tasks (it does from 25.11 on); nothing to check", *slurmVersion)
-		}
 		attrs := tk.attrs(t)
-		if sluid == "" || attrs["slurm.sluid"] != sluid {
+		switch {
+		case ok != exported:
+			t.Errorf("%s: SLURM_JOB_SLUID set %v on Slurm %s, want %v: the release's behaviour changed; "+
+				"update this test and the README", tk.name, ok, *slurmVersion, exported)
+		case ok && (sluid == "" || attrs["slurm.sluid"] != sluid):
 			t.Errorf("%s: slurm.sluid = %q, SLURM_JOB_SLUID = %q", tk.name, attrs["slurm.sluid"], sluid)
+		case !ok && attrs["slurm.sluid"] != "":
+			t.Errorf("%s: slurm.sluid = %q without SLURM_JOB_SLUID", tk.name, attrs["slurm.sluid"])
 		}
-		t.Logf("%s: slurm.sluid=%s", tk.name, attrs["slurm.sluid"])
+		t.Logf("%s: SLURM_JOB_SLUID=%q slurm.sluid=%q", tk.name, sluid, attrs["slurm.sluid"])
 	}
 }

@@ -4,7 +4,7 @@
 # then the spans its tasks sent to the cluster's Jaeger (demo-jaeger.sh).
 set -euo pipefail
 
-slurm=${1:-24.11}
+slurm=${1:-26.05}
 here=$(cd "$(dirname "$0")" && pwd)
 cluster() { "$here/cluster" "$@"; }
 

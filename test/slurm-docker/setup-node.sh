@@ -34,7 +34,7 @@ fi
 testdir=/usr/lib/spank-otel-test
 install -d -m 0755 "$testdir"
 install -m 0644 "$src/image.env" "$testdir/image.env"
-for f in spankprobe.so libevil.so libfault.so; do
+for f in spankprobe.so libevil.so libfault.so spank_otel-initfails.so spank_otel-initfails-nomode.so; do
 	[ ! -f "$src/$f" ] || install -m 0644 "$src/$f" "$testdir/$f"
 done
 
