@@ -74,6 +74,8 @@ third_party_archive() {
 	# shellcheck disable=SC2206 # the glob is meant to expand
 	matches=("$dir"/$glob)
 	shopt -u nullglob
+	# A name without wildcards is kept as it is, found or not.
+	[ ${#matches[@]} -eq 0 ] || [ -e "${matches[0]}" ] || matches=()
 	[ ${#matches[@]} -gt 0 ] || die "missing third-party archive $dir/$glob (set SPANK_OTEL_THIRD_PARTY to the folder that holds it)"
 	[ ${#matches[@]} -eq 1 ] || die "more than one archive matches $dir/$glob: ${matches[*]}"
 	sums=$dir/SHA256SUMS

@@ -19,25 +19,10 @@
 #   image               build-image.sh, per release, into build/images/<ver>.
 # shellcheck shell=bash
 
-third_party=${SPANK_OTEL_THIRD_PARTY:-$repo/../shared/third_party}
+# The archives, in common.sh's third_party_dir, checked by
+# third_party_archive against its SHA256SUMS.
 enroot_archive=enroot-4.1.2.tar.gz
 pyxis_archive=pyxis-0.24.0.tar.gz
-
-# third_party_archive NAME prints the path of archive NAME after checking it
-# against the folder's SHA256SUMS (whose lines may name it with a leading
-# directory), or dies naming what is missing or wrong.
-third_party_archive() {
-	local name=$1 file sums want got
-	file=$third_party/$name
-	[[ -f $file ]] || die "missing third-party archive $file: the test cluster builds it offline (set SPANK_OTEL_THIRD_PARTY to the folder that holds $name)"
-	sums=$third_party/SHA256SUMS
-	[[ -f $sums ]] || die "missing $sums: cannot check $name"
-	want=$(awk -v f="$name" '{ n = $2; sub(/^\*/, "", n); sub(/.*\//, "", n); if (n == f) { print $1; exit } }' "$sums")
-	[[ -n $want ]] || die "$sums has no line for $name"
-	got=$(sha256sum "$file" | cut -d' ' -f1)
-	[[ $got == "$want" ]] || die "$file has sha256 $got; $sums says $want"
-	echo "$file"
-}
 
 # cached_build KIND NAME RECIPE CMD...: prints $cache/third-party/NAME-RECIPE.tar,
 # made by CMD... OUT when missing (older builds of NAME are removed).
