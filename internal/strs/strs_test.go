@@ -107,6 +107,23 @@ func TestBuilderUse(t *testing.T) {
 	assert.Equal(t, string(buf[:2]), "ab", "the bytes before the room changed")
 }
 
+// TestBuilderGrowAllocatesOnce: growing past the room is one allocation,
+// with -race too, and what was written is kept.
+func TestBuilderGrowAllocatesOnce(t *testing.T) {
+	for _, n := range []int{1, 100, 5000} {
+		allocs := testing.AllocsPerRun(10, func() {
+			var b strs.Builder
+			b.WriteString("0123456789abcdef") // a full array of 16 bytes
+			b.Grow(n)
+			if b.String() != "0123456789abcdef" {
+				t.Fatalf("Grow(%d) lost the bytes written", n)
+			}
+		})
+		// One for the first array, one for Grow.
+		assert.Equal(t, allocs, 2.0, "Grow(%d)", n)
+	}
+}
+
 func FuzzIndexByteAndCount(f *testing.F) {
 	for _, tc := range searchCases {
 		f.Add(tc.s, tc.c)
