@@ -3,13 +3,13 @@ package detect
 import (
 	"strings"
 
-	"github.com/spank-otel/spank-otel/internal/uuidv5"
+	"github.com/spank-otel/spank-otel/uuidderive"
 )
 
 // Env is the environment a detector reads. Lookup reports the value of a
 // variable and whether it is set at all; a variable set to "" is set.
 // It is the same type as uuidderive.Env.
-type Env = uuidv5.Env
+type Env = uuidderive.Env
 
 // EnvMap is an Env held in a map: a key that is absent is unset.
 type EnvMap map[string]string

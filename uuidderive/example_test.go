@@ -51,3 +51,9 @@ func ExampleRunName_local() {
 	// nemo.lens.run/local/exp-7/te2 true
 	//  false
 }
+
+func ExampleJobVars() {
+	vars := uuidderive.JobVars{Cluster: "cluster-a", JobID: "12345"}
+	fmt.Println(vars.UUID())
+	// Output: be34ba0f-41ed-5d53-84c1-e3f3dd25bfd7
+}

@@ -19,33 +19,59 @@
 // Only the environment passed in is read, never the process environment, and
 // attributes inherited through OTEL_RESOURCE_ATTRIBUTES play no part.
 //
-// The naming rules live in an internal package that the per-task library
-// shares; this package returns its results as github.com/google/uuid values.
+// The SPANK plugin derives the job UUID in every task with this package, so
+// it needs nothing but the standard library: its [UUID] is a plain array,
+// which converts to github.com/google/uuid's as uuid.UUID(u). That module,
+// and crypto/sha1, would bring net, crypto/rand, encoding/json and the FIPS
+// 140 module into the library that every task loads.
 package uuidderive
 
-import (
-	"github.com/google/uuid"
-
-	"github.com/spank-otel/spank-otel/internal/uuidv5"
-)
+import "cmp"
 
 // Env is what the derivations read: the raw scheduler environment of one task.
 // Lookup reports the value of a variable and whether it is set at all.
-// It is the same type as detect.Env.
-type Env = uuidv5.Env
+type Env interface {
+	Lookup(key string) (string, bool)
+}
+
+// The names hashed are fixed by the specification, so every tool that
+// follows it derives the same UUIDs for the same job.
+const (
+	jobPrefix    = "nemo.lens.job/"
+	runPrefix    = "nemo.lens.run/"
+	localCluster = "local"
+	noJob        = "nojob"
+	noCluster    = "nocluster"
+)
+
+// Names of the environment variables the names are derived from.
+const (
+	envJobID             = "SLURM_JOB_ID"
+	envArrayJobID        = "SLURM_ARRAY_JOB_ID"
+	envArrayTaskID       = "SLURM_ARRAY_TASK_ID"
+	envClusterName       = "SLURM_CLUSTER_NAME"
+	envRestartCount      = "SLURM_RESTART_COUNT"
+	envTorchRestartCount = "TORCHELASTIC_RESTART_COUNT"
+	envTorchRunID        = "TORCHELASTIC_RUN_ID"
+)
+
+// nameBufSize is large enough for the names of real jobs, so that hashing
+// them needs no heap allocation; a longer name still works, it just
+// allocates.
+const nameBufSize = 192
 
 // JobName returns the name the job UUID is derived from:
 // "nemo.lens.job/<cluster>/<job key>".
 func JobName(env Env) string {
-	var buf [uuidv5.NameBufSize]byte
-	return string(uuidv5.JobVarsOf(env).AppendName(buf[:0]))
+	var buf [nameBufSize]byte
+	return string(jobVarsOf(env).appendName(buf[:0]))
 }
 
 // JobUUID returns the job UUID, uuid5(URL, JobName(env)). It is defined for
 // every environment: without Slurm variables it is the UUID of
 // "nemo.lens.job/nocluster/nojob".
-func JobUUID(env Env) uuid.UUID {
-	return uuid.UUID(uuidv5.JobVarsOf(env).UUID())
+func JobUUID(env Env) UUID {
+	return jobVarsOf(env).UUID()
 }
 
 // RunName returns the name the run (attempt) UUID is derived from, and false
@@ -60,8 +86,8 @@ func JobUUID(env Env) uuid.UUID {
 // the run id is runID or else TORCHELASTIC_RUN_ID; with neither there is no
 // name.
 func RunName(env Env, runID string) (string, bool) {
-	var buf [uuidv5.NameBufSize]byte
-	b, ok := uuidv5.AppendRunName(buf[:0], env, runID)
+	var buf [nameBufSize]byte
+	b, ok := appendRunName(buf[:0], env, runID)
 	if !ok {
 		return "", false
 	}
@@ -70,12 +96,105 @@ func RunName(env Env, runID string) (string, bool) {
 
 // RunUUID returns uuid5(URL, name) for the name of RunName, and false when
 // RunName has none.
-func RunUUID(env Env, runID string) (uuid.UUID, bool) {
-	var buf [16 + uuidv5.NameBufSize]byte
-	b := append(buf[:0], uuid.NameSpaceURL[:]...)
-	b, ok := uuidv5.AppendRunName(b, env, runID)
+func RunUUID(env Env, runID string) (UUID, bool) {
+	var buf [len(UUID{}) + nameBufSize]byte
+	ns := namespaceURL()
+	b := append(buf[:0], ns[:]...)
+	b, ok := appendRunName(b, env, runID)
 	if !ok {
-		return uuid.Nil, false
+		return UUID{}, false
 	}
-	return uuid.UUID(uuidv5.Sum(b)), true
+	return sum(b), true
+}
+
+// JobVars are the values of the variables that the job UUID is derived
+// from, for a caller that has them at hand: [JobUUID] of an environment
+// that holds them is their UUID. The zero value stands for an environment
+// without them.
+type JobVars struct {
+	Cluster    string // SLURM_CLUSTER_NAME
+	JobID      string // SLURM_JOB_ID
+	ArrayJobID string // SLURM_ARRAY_JOB_ID
+	ArrayTask  bool   // whether SLURM_ARRAY_TASK_ID is set, even to ""
+}
+
+// UUID returns the job UUID of v: uuid5(URL, "nemo.lens.job/<cluster>/<job key>").
+func (v JobVars) UUID() UUID {
+	var buf [len(UUID{}) + nameBufSize]byte
+	ns := namespaceURL()
+	b := append(buf[:0], ns[:]...)
+	return sum(v.appendName(b))
+}
+
+// jobVarsOf returns the JobVars of env.
+func jobVarsOf(env Env) JobVars {
+	cluster, _ := env.Lookup(envClusterName)
+	jobID, _ := env.Lookup(envJobID)
+	arrayJobID, _ := env.Lookup(envArrayJobID)
+	_, array := env.Lookup(envArrayTaskID)
+	return JobVars{Cluster: cluster, JobID: jobID, ArrayJobID: arrayJobID, ArrayTask: array}
+}
+
+// cluster returns the cluster of the names: SLURM_CLUSTER_NAME, or
+// "nocluster" when it is empty or unset.
+func (v JobVars) cluster() string { return cmp.Or(v.Cluster, noCluster) }
+
+// key returns the job key: the array job id for an array element, the job
+// id otherwise, and "nojob" when that is empty. It is why every step,
+// restart, requeue and element of an array job has one job UUID.
+func (v JobVars) key() string {
+	key := v.JobID
+	if v.ArrayTask {
+		key = v.ArrayJobID
+	}
+	return cmp.Or(key, noJob)
+}
+
+// appendName appends the name the job UUID is derived from.
+func (v JobVars) appendName(b []byte) []byte {
+	b = append(b, jobPrefix...)
+	b = append(b, v.cluster()...)
+	b = append(b, '/')
+	return append(b, v.key()...)
+}
+
+// appendRunName appends the name of [RunName] to b, and reports false, with
+// b unchanged, when there is none.
+func appendRunName(b []byte, env Env, runID string) ([]byte, bool) {
+	if job := jobVarsOf(env); job.JobID != "" || job.ArrayJobID != "" {
+		b = append(b, runPrefix...)
+		b = append(b, job.cluster()...)
+		b = append(b, '/')
+		b = append(b, job.key()...)
+		if !job.ArrayTask {
+			b = append(b, "/sr"...)
+			b = append(b, valueOr(env, envRestartCount, "0")...)
+		}
+		if te, ok := env.Lookup(envTorchRestartCount); ok {
+			b = append(b, "/te"...)
+			b = append(b, te...)
+		}
+		return b, true
+	}
+	if runID == "" {
+		runID, _ = env.Lookup(envTorchRunID)
+	}
+	if runID == "" {
+		return b, false
+	}
+	b = append(b, runPrefix...)
+	b = append(b, localCluster...)
+	b = append(b, '/')
+	b = append(b, runID...)
+	b = append(b, "/te"...)
+	return append(b, valueOr(env, envTorchRestartCount, "0")...), true
+}
+
+// valueOr returns the value of the variable name, or def when it is unset
+// or empty.
+func valueOr(env Env, name, def string) string {
+	if v, _ := env.Lookup(name); v != "" {
+		return v
+	}
+	return def
 }

@@ -5,7 +5,7 @@ package slurm
 import (
 	"github.com/spank-otel/spank-otel/internal/carrier"
 	"github.com/spank-otel/spank-otel/internal/strs"
-	"github.com/spank-otel/spank-otel/internal/uuidv5"
+	"github.com/spank-otel/spank-otel/uuidderive"
 )
 
 // The variables a Vars holds, by their index in it: what the Slurm
@@ -149,7 +149,7 @@ func (e *Vars) ReadList(kv []string) {
 
 // VarsOf returns the Vars of env: the variables of env that a
 // Vars holds.
-func VarsOf(env uuidv5.Env) Vars {
+func VarsOf(env uuidderive.Env) Vars {
 	if e, ok := env.(*Vars); ok {
 		return *e
 	}

@@ -14,7 +14,7 @@ import (
 
 	"github.com/spank-otel/spank-otel/internal/carrier"
 	"github.com/spank-otel/spank-otel/internal/schema"
-	"github.com/spank-otel/spank-otel/internal/uuidv5"
+	"github.com/spank-otel/spank-otel/uuidderive"
 )
 
 // Keys the Slurm detector writes, and reads from the inherited carrier.
@@ -178,7 +178,7 @@ func (v *slurmValues) inherit(key, value string, warns []carrier.Warning) []carr
 // keys are constants, values are substrings of env where possible, and the
 // result map is built once, at its final size. [AppendStrings] avoids
 // the map altogether.
-func Strings(env uuidv5.Env) (map[string]string, []carrier.Warning) {
+func Strings(env uuidderive.Env) (map[string]string, []carrier.Warning) {
 	se := VarsOf(env)
 	var v slurmValues
 	var warns []carrier.Warning
@@ -320,7 +320,7 @@ func deriveSlurm(env *Vars, jobID string, v *slurmValues, warns []carrier.Warnin
 	}
 	if !v.has(keyJobUUID) {
 		// The values, not env: as an Env, env would move to the heap.
-		job := uuidv5.JobVars{Cluster: env.value(varClusterName), JobID: jobID,
+		job := uuidderive.JobVars{Cluster: env.value(varClusterName), JobID: jobID,
 			ArrayJobID: arrayJobID, ArrayTask: array}
 		v.put(keyJobUUID, job.UUID().String())
 	}
@@ -359,7 +359,7 @@ func (e *Vars) InStep() bool {
 // 4294967291 for the batch step, 4294967294 before Slurm 20.11) and the
 // names batch, extern and interactive. Otherwise the batch script would
 // lose its head node and pass its own topology to every step.
-func InStep(env uuidv5.Env) bool {
+func InStep(env uuidderive.Env) bool {
 	id, _ := env.Lookup("SLURM_STEP_ID")
 	if id == "" {
 		id, _ = env.Lookup("SLURM_STEPID")

@@ -1,23 +1,10 @@
-package uuidv5_test
+package uuidderive
 
 import (
-	"fmt"
 	"testing"
 
 	"github.com/google/uuid"
-
-	"github.com/spank-otel/spank-otel/internal/slurm/slurmtest"
-	"github.com/spank-otel/spank-otel/internal/uuidv5"
-	"github.com/spank-otel/spank-otel/uuidderive"
 )
-
-// env is a plain map environment.
-type env = slurmtest.Env
-
-type JobVars = uuidv5.JobVars
-
-// JobUUID is the public derivation, the reference here.
-func JobUUID(e env) uuidv5.UUID { return uuidv5.UUID(uuidderive.JobUUID(e)) }
 
 func TestJobVars(t *testing.T) {
 	tests := []struct {
@@ -62,7 +49,7 @@ func TestJobVarsMatchJobUUID(t *testing.T) {
 // UUIDs of every nibble value.
 func TestString(t *testing.T) {
 	for i := 0; i < 256; i++ {
-		var u uuidv5.UUID
+		var u UUID
 		for j := range u {
 			u[j] = byte(i*7 + j*31)
 		}
@@ -70,13 +57,7 @@ func TestString(t *testing.T) {
 			t.Errorf("String() = %s, want %s", got, want)
 		}
 	}
-	if got := uuidv5.NamespaceURL(); uuid.UUID(got) != uuid.NameSpaceURL {
-		t.Errorf("NamespaceURL() = %s", got)
+	if got := namespaceURL(); uuid.UUID(got) != uuid.NameSpaceURL {
+		t.Errorf("namespaceURL() = %s", got)
 	}
-}
-
-func ExampleJobVars() {
-	vars := uuidv5.JobVars{Cluster: "cluster-a", JobID: "12345"}
-	fmt.Println(vars.UUID())
-	// Output: be34ba0f-41ed-5d53-84c1-e3f3dd25bfd7
 }
