@@ -19,8 +19,8 @@ import (
 	"strconv"
 	"unsafe"
 
-	"github.com/spank-otel/spank-otel/internal/carrier"
 	"github.com/spank-otel/spank-otel/internal/strs"
+	"github.com/spank-otel/spank-otel/libcarrier"
 	"github.com/spank-otel/spank-otel/taskenv"
 )
 
@@ -196,7 +196,7 @@ func logLines(res taskenv.Result) string {
 // writeCapped writes one line per warning, with prefix, up to
 // maxWarningLines, then one line with the count of the rest: a hostile
 // carrier can yield thousands, and the log needs the first few.
-func writeCapped(b *strs.Builder, prefix, what string, ws []carrier.Warning) {
+func writeCapped(b *strs.Builder, prefix, what string, ws []libcarrier.Warning) {
 	for i, w := range ws {
 		if i == maxWarningLines {
 			b.WriteString(prefix)

@@ -13,7 +13,6 @@ import (
 	"gotest.tools/v3/assert"
 
 	"github.com/spank-otel/spank-otel/detect"
-	"github.com/spank-otel/spank-otel/internal/carrier"
 	"github.com/spank-otel/spank-otel/internal/slurm/slurmtest"
 	"github.com/spank-otel/spank-otel/libcarrier"
 	"github.com/spank-otel/spank-otel/taskenv"
@@ -109,8 +108,8 @@ func FuzzTaskEnv(f *testing.F) {
 		assert.Equal(t, again, value, "written value is not canonical")
 
 		// Every user attribute that the repair keeps arrives unchanged.
-		user, _ := carrier.AppendParse(nil, inherited)
-		user, _ = carrier.Repair(user)
+		user, _ := libcarrier.AppendParse(nil, inherited)
+		user, _ = libcarrier.Repair(user)
 		for _, kv := range user {
 			if detect.IsSlurmKey(kv.Key) {
 				continue

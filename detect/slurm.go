@@ -1,7 +1,6 @@
 package detect
 
 import (
-	"github.com/spank-otel/spank-otel/internal/schema"
 	"github.com/spank-otel/spank-otel/internal/slurm"
 	"github.com/spank-otel/spank-otel/libcarrier"
 )
@@ -81,9 +80,9 @@ func Slurm(env Env) (Attributes, []libcarrier.Warning) {
 	s, warns := SlurmStrings(env)
 	out := make(Attributes, len(s))
 	for k, v := range s {
-		if schema.IsIntegerKey(k) {
+		if libcarrier.IsIntegerKey(k) {
 			// SlurmStrings only returns valid integers for these keys.
-			n, _ := schema.ParseInteger(v)
+			n, _ := libcarrier.ParseInteger(v)
 			out[k] = n
 			continue
 		}

@@ -8,9 +8,9 @@ import (
 	"testing"
 
 	"github.com/spank-otel/spank-otel/detect"
-	"github.com/spank-otel/spank-otel/internal/carrier"
 	"github.com/spank-otel/spank-otel/internal/slurm"
 	"github.com/spank-otel/spank-otel/internal/slurm/slurmtest"
+	"github.com/spank-otel/spank-otel/libcarrier"
 	"github.com/spank-otel/spank-otel/uuidderive"
 )
 
@@ -139,7 +139,7 @@ func TestVarsHoldWhatDetectorsRead(t *testing.T) {
 		r := recorder{env: env, read: read}
 		detect.SlurmStrings(r)
 		detect.Slurm(r)
-		kvs, _ := carrier.AppendParse(nil, env[carrierVar])
+		kvs, _ := libcarrier.AppendParse(nil, env[carrierVar])
 		se := slurm.VarsOf(r)
 		slurm.AppendStrings(nil, &se, kvs)
 		for _, runID := range []string{"", "run-1"} {
@@ -179,8 +179,8 @@ func checkSlurmEnv(t *testing.T, kv []string) {
 	if got := slurm.VarsOf(full); got != slim {
 		t.Fatalf("env %q: slurm.VarsOf(EnvList) = %+v, VarsList = %+v", kv, got, slim)
 	}
-	text, _ := slim.Lookup(carrier.EnvVar)
-	inherited, _ := carrier.AppendParse(nil, text)
+	text, _ := slim.Lookup(libcarrier.EnvVar)
+	inherited, _ := libcarrier.AppendParse(nil, text)
 	kvs, warns := slurm.AppendStrings(nil, &slim, inherited)
 	for i := 1; i < len(kvs); i++ {
 		if kvs[i-1].Key >= kvs[i].Key {
@@ -191,7 +191,7 @@ func checkSlurmEnv(t *testing.T, kv []string) {
 		t.Fatalf("env %q: AppendStrings = %q %v, want %v %v", kv, kvs, warns, sorted(wantS), wantW)
 	}
 	// A derived job UUID is uuidderive's.
-	if !slices.ContainsFunc(inherited, func(kv carrier.KeyValue) bool { return kv.Key == detect.KeyJobUUID && kv.Value != "" }) {
+	if !slices.ContainsFunc(inherited, func(kv libcarrier.KeyValue) bool { return kv.Key == detect.KeyJobUUID && kv.Value != "" }) {
 		if got, ok := wantS[detect.KeyJobUUID]; ok && got != uuidderive.JobUUID(full).String() {
 			t.Fatalf("env %q: nv.dl.job.uuid %s, uuidderive.JobUUID %s", kv, got, uuidderive.JobUUID(full))
 		}
@@ -208,7 +208,7 @@ func checkSlurmEnv(t *testing.T, kv []string) {
 	}
 }
 
-func kvMap(kvs []carrier.KeyValue) map[string]string {
+func kvMap(kvs []libcarrier.KeyValue) map[string]string {
 	m := make(map[string]string, len(kvs))
 	for _, kv := range kvs {
 		m[kv.Key] = kv.Value

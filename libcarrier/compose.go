@@ -1,10 +1,6 @@
 package libcarrier
 
-import (
-	"slices"
-
-	"github.com/spank-otel/spank-otel/internal/carrier"
-)
+import "slices"
 
 // Compose layers three attribute maps: it starts from defaults, replaces
 // with current, then replaces with overrides, and returns a new map.
@@ -33,7 +29,7 @@ func Compose(current, defaults, overrides map[string]any) map[string]any {
 func apply(out, layer map[string]any) {
 	var blanks []string // keys that need trimming; rare
 	for k, v := range layer {
-		if carrier.TrimBlank(k) != k {
+		if trimBlank(k) != k {
 			blanks = append(blanks, k)
 			continue
 		}
@@ -45,7 +41,7 @@ func apply(out, layer map[string]any) {
 	// Ascending order makes a later spelling overwrite an earlier one.
 	slices.Sort(blanks)
 	for _, k := range blanks {
-		tk := carrier.TrimBlank(k)
+		tk := trimBlank(k)
 		if _, ok := layer[tk]; ok && tk > k {
 			continue // the exact spelling sorts last and was already copied
 		}

@@ -36,6 +36,15 @@
 // Parse(Format(m)) equals m with its keys trimmed, and Format(Parse(s)) is
 // canonical: formatting its parse again gives the same text.
 //
+// # Entries
+//
+// [AppendParse], [FormatList] and [Repair] apply the same rules to a slice
+// of [KeyValue] entries instead of a map: they build no map, and with a
+// [Buffer] the strings they make go into memory the caller provides. The
+// SPANK plugin calls them in every task; so that its library stays small
+// and starts fast, this package links neither fmt nor os (the plugin's
+// cgo/deps_test.go checks it).
+//
 // # Composing and publishing
 //
 // [Compose] and [Extend] layer attribute maps (defaults, then the current

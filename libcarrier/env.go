@@ -2,12 +2,15 @@ package libcarrier
 
 import (
 	"errors"
-	"os"
-	"strings"
 	"sync"
+	"syscall"
 
-	"github.com/spank-otel/spank-otel/internal/carrier"
+	"github.com/spank-otel/spank-otel/internal/strs"
 )
+
+// The environment functions are package syscall's, which package os's
+// wrap: the same process environment, including the C library's when cgo
+// is linked, without linking os into the SPANK plugin's library.
 
 // Set formats m (see [Format]) and stores the result in the environment
 // variable name ("" means [EnvVar]), replacing its old value without merging.
@@ -41,7 +44,7 @@ func Publish(name string, m map[string]any) (restore func(), warnings []Warning,
 	if err != nil {
 		return func() {}, nil, err
 	}
-	old, had := os.LookupEnv(name)
+	old, had := syscall.Getenv(name)
 	s, warns := Format(m)
 	if err := store(name, s, s != ""); err != nil {
 		return func() {}, warns, err
@@ -55,8 +58,8 @@ func varName(name string) (string, error) {
 	if name == "" {
 		return EnvVar, nil
 	}
-	if strings.ContainsAny(name, "=\x00") {
-		return "", errors.New("libcarrier: invalid environment variable name " + carrier.Quote(name))
+	if strs.IndexByte(name, '=') >= 0 || strs.IndexByte(name, 0) >= 0 {
+		return "", errors.New("libcarrier: invalid environment variable name " + Quote(name))
 	}
 	return name, nil
 }
@@ -64,7 +67,7 @@ func varName(name string) (string, error) {
 // store sets name to value when set is true and unsets it otherwise.
 func store(name, value string, set bool) error {
 	if set {
-		return os.Setenv(name, value)
+		return syscall.Setenv(name, value)
 	}
-	return os.Unsetenv(name)
+	return syscall.Unsetenv(name)
 }

@@ -7,14 +7,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/spank-otel/spank-otel/internal/carrier"
-	"github.com/spank-otel/spank-otel/internal/strs"
 	"github.com/spank-otel/spank-otel/libcarrier"
 )
 
 // assigned is the map that assigning kvs in order builds: the reference
 // for the list functions.
-func assigned(kvs []carrier.KeyValue) map[string]string {
+func assigned(kvs []libcarrier.KeyValue) map[string]string {
 	m := make(map[string]string, len(kvs))
 	for _, kv := range kvs {
 		m[kv.Key] = kv.Value
@@ -25,20 +23,20 @@ func assigned(kvs []carrier.KeyValue) map[string]string {
 func TestAppendParse(t *testing.T) {
 	tests := []struct {
 		in    string
-		want  []carrier.KeyValue
+		want  []libcarrier.KeyValue
 		warns []string
 	}{
 		{in: "", want: nil},
-		{in: "b=2,a=1,c=3", want: []carrier.KeyValue{{Key: "a", Value: "1"}, {Key: "b", Value: "2"}, {Key: "c", Value: "3"}}},
-		{in: "a=1,b=2,a=3", want: []carrier.KeyValue{{Key: "a", Value: "3"}, {Key: "b", Value: "2"}}},
-		{in: "a=1, a =2,a=3 , a=4", want: []carrier.KeyValue{{Key: "a", Value: "4"}}},
-		{in: "x=%2C,y=plain,z=%zz%41", want: []carrier.KeyValue{{Key: "x", Value: ","}, {Key: "y", Value: "plain"}, {Key: "z", Value: "%zzA"}}},
-		{in: "a=1,oops,=v", want: []carrier.KeyValue{{Key: "a", Value: "1"}},
+		{in: "b=2,a=1,c=3", want: []libcarrier.KeyValue{{Key: "a", Value: "1"}, {Key: "b", Value: "2"}, {Key: "c", Value: "3"}}},
+		{in: "a=1,b=2,a=3", want: []libcarrier.KeyValue{{Key: "a", Value: "3"}, {Key: "b", Value: "2"}}},
+		{in: "a=1, a =2,a=3 , a=4", want: []libcarrier.KeyValue{{Key: "a", Value: "4"}}},
+		{in: "x=%2C,y=plain,z=%zz%41", want: []libcarrier.KeyValue{{Key: "x", Value: ","}, {Key: "y", Value: "plain"}, {Key: "z", Value: "%zzA"}}},
+		{in: "a=1,oops,=v", want: []libcarrier.KeyValue{{Key: "a", Value: "1"}},
 			warns: []string{`entry "oops" has no '=': dropped`, `entry "=v" has an empty key: dropped`}},
 	}
 	for _, tt := range tests {
-		prefix := []carrier.KeyValue{{Key: "z", Value: "kept"}, {Key: "a", Value: "kept"}}
-		got, warns := carrier.AppendParse(slices.Clip(slices.Clone(prefix)), tt.in)
+		prefix := []libcarrier.KeyValue{{Key: "z", Value: "kept"}, {Key: "a", Value: "kept"}}
+		got, warns := libcarrier.AppendParse(slices.Clip(slices.Clone(prefix)), tt.in)
 		if !slices.Equal(got[:2], prefix) {
 			t.Errorf("AppendParse(%q) changed dst to %q", tt.in, got[:2])
 		}
@@ -56,7 +54,7 @@ func TestAppendParse(t *testing.T) {
 func checkAppendParse(t *testing.T, s string) {
 	t.Helper()
 	m, warns := libcarrier.Parse(s)
-	kvs, aw := carrier.AppendParse(nil, s)
+	kvs, aw := libcarrier.AppendParse(nil, s)
 	for i := 1; i < len(kvs); i++ {
 		if kvs[i-1].Key >= kvs[i].Key {
 			t.Fatalf("AppendParse(%q): keys not strictly ascending: %q", s, kvs)
@@ -99,8 +97,8 @@ func TestAppendParseAllocations(t *testing.T) {
 		{strings.Repeat("slurm.job.name=train%20run,nv.dl.rank=3,", 20), 1},
 	}
 	for _, tt := range tests {
-		buf := make([]carrier.KeyValue, 0, 64)
-		got := testing.AllocsPerRun(100, func() { carrier.AppendParse(buf, tt.in) })
+		buf := make([]libcarrier.KeyValue, 0, 64)
+		got := testing.AllocsPerRun(100, func() { libcarrier.AppendParse(buf, tt.in) })
 		if got != tt.allocs {
 			t.Errorf("AppendParse(%.40q...): %v allocations, want %v", tt.in, got, tt.allocs)
 		}
@@ -111,16 +109,16 @@ func TestFormatList(t *testing.T) {
 	rnd := rand.New(rand.NewPCG(1, 2))
 	for _, tt := range stringCases {
 		t.Run(tt.name, func(t *testing.T) {
-			var kvs []carrier.KeyValue
+			var kvs []libcarrier.KeyValue
 			for k, v := range tt.in {
-				kvs = append(kvs, carrier.KeyValue{Key: k, Value: v})
+				kvs = append(kvs, libcarrier.KeyValue{Key: k, Value: v})
 			}
-			sorted := slices.SortedFunc(slices.Values(kvs), func(a, b carrier.KeyValue) int { return strings.Compare(a.Key, b.Key) })
+			sorted := slices.SortedFunc(slices.Values(kvs), func(a, b libcarrier.KeyValue) int { return strings.Compare(a.Key, b.Key) })
 			shuffled := slices.Clone(sorted)
 			rnd.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
-			for _, in := range [][]carrier.KeyValue{sorted, shuffled} {
+			for _, in := range [][]libcarrier.KeyValue{sorted, shuffled} {
 				before := slices.Clone(in)
-				got, warns := carrier.FormatList(in)
+				got, warns := libcarrier.FormatList(in)
 				if got != tt.want {
 					t.Errorf("FormatList(%q) = %q, want %q", in, got, tt.want)
 				}
@@ -137,22 +135,22 @@ func TestFormatList(t *testing.T) {
 
 func TestFormatListRepeatedKeys(t *testing.T) {
 	tests := []struct {
-		in    []carrier.KeyValue
+		in    []libcarrier.KeyValue
 		want  string
 		warns []string
 	}{
-		{in: []carrier.KeyValue{{Key: "a", Value: "1"}, {Key: "a", Value: "2"}}, want: "a=2"},
-		{in: []carrier.KeyValue{{Key: "b", Value: "x"}, {Key: "a", Value: "1"}, {Key: "b", Value: "y"}, {Key: "a", Value: "2"}}, want: "a=2,b=y"},
-		{in: []carrier.KeyValue{{Key: "a", Value: "\xff"}, {Key: "a", Value: "ok"}}, want: "a=ok"},
-		{in: []carrier.KeyValue{{Key: "a", Value: "ok"}, {Key: "a", Value: "\xff"}}, want: "",
+		{in: []libcarrier.KeyValue{{Key: "a", Value: "1"}, {Key: "a", Value: "2"}}, want: "a=2"},
+		{in: []libcarrier.KeyValue{{Key: "b", Value: "x"}, {Key: "a", Value: "1"}, {Key: "b", Value: "y"}, {Key: "a", Value: "2"}}, want: "a=2,b=y"},
+		{in: []libcarrier.KeyValue{{Key: "a", Value: "\xff"}, {Key: "a", Value: "ok"}}, want: "a=ok"},
+		{in: []libcarrier.KeyValue{{Key: "a", Value: "ok"}, {Key: "a", Value: "\xff"}}, want: "",
 			warns: []string{`key "a": value is not valid UTF-8: dropped`}},
-		{in: []carrier.KeyValue{{Key: "a b", Value: "1"}, {Key: "a b", Value: "2"}}, want: "",
+		{in: []libcarrier.KeyValue{{Key: "a b", Value: "1"}, {Key: "a b", Value: "2"}}, want: "",
 			warns: []string{`key "a b": key contains byte 0x20: dropped`}},
-		{in: []carrier.KeyValue{{Key: " k", Value: "1"}, {Key: "k", Value: "2"}, {Key: " k", Value: "3"}}, want: "k=2",
+		{in: []libcarrier.KeyValue{{Key: " k", Value: "1"}, {Key: "k", Value: "2"}, {Key: " k", Value: "3"}}, want: "k=2",
 			warns: []string{`key " k": same key as "k" after trimming, which wins: dropped`}},
 	}
 	for _, tt := range tests {
-		got, warns := carrier.FormatList(tt.in)
+		got, warns := libcarrier.FormatList(tt.in)
 		if got != tt.want {
 			t.Errorf("FormatList(%q) = %q, want %q", tt.in, got, tt.want)
 		}
@@ -181,15 +179,15 @@ func FuzzFormatList(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, keys, values string) {
 		ks, vs := strings.Split(keys, "\n"), strings.Split(values, "\x00")
-		var kvs []carrier.KeyValue
+		var kvs []libcarrier.KeyValue
 		for i := range min(len(ks), len(vs)) {
-			kvs = append(kvs, carrier.KeyValue{Key: ks[i], Value: vs[i]})
+			kvs = append(kvs, libcarrier.KeyValue{Key: ks[i], Value: vs[i]})
 		}
 		want, wantW := libcarrier.FormatStrings(assigned(kvs))
 		sorted := slices.Clone(kvs)
-		slices.SortStableFunc(sorted, func(a, b carrier.KeyValue) int { return strings.Compare(a.Key, b.Key) })
-		for _, in := range [][]carrier.KeyValue{kvs, sorted} {
-			got, warns := carrier.FormatList(in)
+		slices.SortStableFunc(sorted, func(a, b libcarrier.KeyValue) int { return strings.Compare(a.Key, b.Key) })
+		for _, in := range [][]libcarrier.KeyValue{kvs, sorted} {
+			got, warns := libcarrier.FormatList(in)
 			if got != want || !slices.Equal(warns, wantW) {
 				t.Fatalf("FormatList(%q) = %q %v, want %q %v", in, got, warns, want, wantW)
 			}
@@ -200,38 +198,38 @@ func FuzzFormatList(f *testing.F) {
 // TestFormatListAllocations checks the hot-path promise: sorted entries
 // with valid keys and values allocate the result only.
 func TestFormatListAllocations(t *testing.T) {
-	kvs, _ := carrier.AppendParse(nil, "a=1,b=x%2Cy,c=%C3%A9,slurm.job.name=train%20run")
-	if got := testing.AllocsPerRun(100, func() { carrier.FormatList(kvs) }); got != 1 {
+	kvs, _ := libcarrier.AppendParse(nil, "a=1,b=x%2Cy,c=%C3%A9,slurm.job.name=train%20run")
+	if got := testing.AllocsPerRun(100, func() { libcarrier.FormatList(kvs) }); got != 1 {
 		t.Errorf("FormatList: %v allocations, want 1", got)
 	}
 }
 
-// TestListFunctionsShareBuilder checks AppendParseTo and FormatListTo on
-// one Builder, as the per-task path uses them: each gives what its
+// TestBufferIsShared checks Buffer.AppendParse and Buffer.FormatList on
+// one Buffer, as the per-task path uses them: each gives what its
 // allocating form gives, whether the buffer has room for both, for one or
 // for neither, and what one wrote stays as it was after the other writes.
-func TestListFunctionsShareBuilder(t *testing.T) {
+func TestBufferIsShared(t *testing.T) {
 	for _, tt := range stringCases {
-		var kvs []carrier.KeyValue
+		var kvs []libcarrier.KeyValue
 		for k, v := range tt.in {
-			kvs = append(kvs, carrier.KeyValue{Key: k, Value: v})
+			kvs = append(kvs, libcarrier.KeyValue{Key: k, Value: v})
 		}
 		for _, room := range []int{0, 16, 4096} {
 			buf := make([]byte, 3, 3+room)
 			copy(buf, "abc")
-			var b strs.Builder
+			var b libcarrier.Buffer
 			b.Use(buf)
 
-			wantKVs, wantParseW := carrier.AppendParse(nil, tt.want)
-			gotKVs, gotParseW := carrier.AppendParseTo(&b, nil, tt.want)
+			wantKVs, wantParseW := libcarrier.AppendParse(nil, tt.want)
+			gotKVs, gotParseW := b.AppendParse(nil, tt.want)
 			decoded := slices.Clone(gotKVs)
 			if !slices.Equal(gotKVs, wantKVs) || !slices.Equal(gotParseW, wantParseW) {
-				t.Errorf("%s, room %d: AppendParseTo = %q %v, AppendParse = %q %v", tt.name, room, gotKVs, gotParseW, wantKVs, wantParseW)
+				t.Errorf("%s, room %d: Buffer.AppendParse = %q %v, AppendParse = %q %v", tt.name, room, gotKVs, gotParseW, wantKVs, wantParseW)
 			}
-			want, wantW := carrier.FormatList(kvs)
-			got, gotW := carrier.FormatListTo(&b, kvs)
+			want, wantW := libcarrier.FormatList(kvs)
+			got, gotW := b.FormatList(kvs)
 			if got != want || !slices.Equal(gotW, wantW) {
-				t.Errorf("%s, room %d: FormatListTo = %q %v, FormatList = %q %v", tt.name, room, got, gotW, want, wantW)
+				t.Errorf("%s, room %d: Buffer.FormatList = %q %v, FormatList = %q %v", tt.name, room, got, gotW, want, wantW)
 			}
 			if !slices.Equal(gotKVs, decoded) {
 				t.Errorf("%s, room %d: formatting changed the decoded values: %q, were %q", tt.name, room, gotKVs, decoded)

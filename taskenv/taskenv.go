@@ -13,9 +13,9 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/spank-otel/spank-otel/internal/carrier"
 	"github.com/spank-otel/spank-otel/internal/slurm"
 	"github.com/spank-otel/spank-otel/internal/strs"
+	"github.com/spank-otel/spank-otel/libcarrier"
 )
 
 // MaxArgStrlen is the kernel's limit on one argument or environment string
@@ -62,9 +62,7 @@ type Options struct {
 
 // Result is what Compute decided for one task.
 //
-// Its warnings are libcarrier.Warning values: that type is an alias of
-// one in an internal package, so that the per-task library need not link
-// libcarrier, which brings fmt and os.
+// Its warnings are libcarrier.Warning values.
 type Result struct {
 	// Value is the canonical carrier to write. It is only meaningful when
 	// Changed is true.
@@ -82,10 +80,10 @@ type Result struct {
 	// invalid key, a value that is not valid UTF-8), and a Slurm value that
 	// is not valid UTF-8. The rest is written all the same; a user would
 	// want to know what was lost.
-	Dropped []carrier.Warning
+	Dropped []libcarrier.Warning
 	// Warnings are details worth a verbose log line: dropped inherited
 	// integers and the like. They never stop the write.
-	Warnings []carrier.Warning
+	Warnings []libcarrier.Warning
 	// Reason, when not empty, says why the variable was left alone although
 	// there was something to write. The task keeps its old value; a user
 	// would want to know this.
@@ -108,9 +106,9 @@ type Result struct {
 // with thousands of entries costs only its own allocations.
 type scratch struct {
 	task      slurm.Task
-	detected  [slurm.NumKeys]carrier.KeyValue
-	inherited [inheritedRoom]carrier.KeyValue
-	out       [inheritedRoom + slurm.NumKeys]carrier.KeyValue
+	detected  [slurm.NumKeys]libcarrier.KeyValue
+	inherited [inheritedRoom]libcarrier.KeyValue
+	out       [inheritedRoom + slurm.NumKeys]libcarrier.KeyValue
 	// text holds the decoded inherited values and then the result.
 	text [textRoom]byte
 }
@@ -159,11 +157,11 @@ func Compute(env []string, opts Options) Result {
 	// The detector decides the head node by the same answer.
 	inStep := vars.InStep()
 
-	inheritedText, inheritedSet := vars.Lookup(carrier.EnvVar)
-	var text strs.Builder
+	inheritedText, inheritedSet := vars.Lookup(libcarrier.EnvVar)
+	var text libcarrier.Buffer
 	text.Use(sc.text[:0])
-	inherited, dropped := carrier.AppendParseTo(&text, sc.inherited[:0], inheritedText)
-	inherited, repaired := carrier.Repair(inherited)
+	inherited, dropped := text.AppendParse(sc.inherited[:0], inheritedText)
+	inherited, repaired := libcarrier.Repair(inherited)
 	dropped = append(dropped, repaired...)
 	repair := len(dropped) > 0
 
@@ -173,7 +171,7 @@ func Compute(env []string, opts Options) Result {
 		// touch the user's carrier, malformed or not.
 		return Result{Warnings: warnings}
 	}
-	detected, unwritable := carrier.Repair(detected)
+	detected, unwritable := libcarrier.Repair(detected)
 	dropped = append(dropped, unwritable...)
 
 	out, changed := merge(sc.out[:0], inherited, detected, opts.Exclude, inStep)
@@ -183,7 +181,7 @@ func Compute(env []string, opts Options) Result {
 
 	// Inherited and Slurm entries are repaired, so nothing is dropped here;
 	// the warnings are about long values, which are written.
-	value, formatWarnings := carrier.FormatListTo(&text, out)
+	value, formatWarnings := text.FormatList(out)
 	warnings = append(warnings, formatWarnings...)
 	if value == "" {
 		return Result{Changed: true, Unset: true, Warnings: warnings, Dropped: dropped}
@@ -203,7 +201,7 @@ func Compute(env []string, opts Options) Result {
 // An excluded key is left to the user. In the batch step topology would
 // describe the batch node only, yet every later step would inherit it, so
 // it is not written there.
-func merge(dst, inherited, detected []carrier.KeyValue, exclude []string, inStep bool) ([]carrier.KeyValue, bool) {
+func merge(dst, inherited, detected []libcarrier.KeyValue, exclude []string, inStep bool) ([]libcarrier.KeyValue, bool) {
 	written := func(key string) bool {
 		return !slices.Contains(exclude, key) && (inStep || !strs.HasPrefix(key, "slurm.topology."))
 	}
@@ -266,9 +264,9 @@ func entryBytes(nameValue int) int { return nameValue + 1 + pointerBytes }
 // tooLarge reports why writing value would make the task's execve fail, or
 // "" when it fits.
 func tooLarge(env []string, oldValue string, oldSet bool, value string, maxEnvBytes int) string {
-	entry := len(carrier.EnvVar) + 1 + len(value) + 1
+	entry := len(libcarrier.EnvVar) + 1 + len(value) + 1
 	if entry >= MaxArgStrlen {
-		return carrier.EnvVar + " would be " + strconv.Itoa(entry) + " bytes with its name and NUL, not under the " +
+		return libcarrier.EnvVar + " would be " + strconv.Itoa(entry) + " bytes with its name and NUL, not under the " +
 			strconv.Itoa(MaxArgStrlen) + "-byte limit for one variable; left as it was"
 	}
 	if maxEnvBytes <= 0 {
@@ -279,12 +277,12 @@ func tooLarge(env []string, oldValue string, oldSet bool, value string, maxEnvBy
 		total += entryBytes(len(kv))
 	}
 	if oldSet {
-		total -= entryBytes(len(carrier.EnvVar) + 1 + len(oldValue))
+		total -= entryBytes(len(libcarrier.EnvVar) + 1 + len(oldValue))
 	}
-	total += entryBytes(len(carrier.EnvVar) + 1 + len(value))
+	total += entryBytes(len(libcarrier.EnvVar) + 1 + len(value))
 	if total > maxEnvBytes {
 		return "the task environment would be " + strconv.Itoa(total) + " bytes, over the " +
-			strconv.Itoa(maxEnvBytes) + "-byte execve budget; " + carrier.EnvVar + " left as it was"
+			strconv.Itoa(maxEnvBytes) + "-byte execve budget; " + libcarrier.EnvVar + " left as it was"
 	}
 	return ""
 }

@@ -3,8 +3,8 @@ package slurm
 //go:generate go test -run TestLookupGenerated -update .
 
 import (
-	"github.com/spank-otel/spank-otel/internal/carrier"
 	"github.com/spank-otel/spank-otel/internal/strs"
+	"github.com/spank-otel/spank-otel/libcarrier"
 	"github.com/spank-otel/spank-otel/uuidderive"
 )
 
@@ -53,7 +53,7 @@ var _ [64 - slurmVarCount]struct{}
 // slurmVarNames are the names of the variables a Vars holds, by index: the
 // table that slurmVar, its reverse, is generated from.
 var slurmVarNames = [slurmVarCount]string{
-	varCarrier:             carrier.EnvVar,
+	varCarrier:             libcarrier.EnvVar,
 	varJobID:               "SLURM_JOB_ID",
 	varArrayJobID:          "SLURM_ARRAY_JOB_ID",
 	varArrayTaskID:         "SLURM_ARRAY_TASK_ID",

@@ -5,8 +5,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/spank-otel/spank-otel/internal/carrier"
 	"github.com/spank-otel/spank-otel/internal/slurm/slurmtest"
+	"github.com/spank-otel/spank-otel/libcarrier"
 )
 
 func TestVarsList(t *testing.T) {
@@ -23,7 +23,7 @@ func TestVarsList(t *testing.T) {
 		{"first occurrence wins", []string{"SLURM_JOB_ID=1", "SLURM_JOB_ID=2"}, "SLURM_JOB_ID", "1", true},
 		{"first occurrence wins even when empty", []string{"SLURM_JOB_ID=", "SLURM_JOB_ID=2"}, "SLURM_JOB_ID", "", true},
 		{"entries without '=' are ignored", []string{"SLURM_JOB_ID", "SLURM_JOB_ID=3"}, "SLURM_JOB_ID", "3", true},
-		{"value keeps later '='", []string{"OTEL_RESOURCE_ATTRIBUTES=a=1,b=2"}, carrier.EnvVar, "a=1,b=2", true},
+		{"value keeps later '='", []string{"OTEL_RESOURCE_ATTRIBUTES=a=1,b=2"}, libcarrier.EnvVar, "a=1,b=2", true},
 		{"names are case-sensitive", []string{"slurm_job_id=7"}, "SLURM_JOB_ID", "", false},
 		{"a name prefix is another name", []string{"SLURM_JOB_IDX=7", "SLURM_JOB=8"}, "SLURM_JOB_ID", "", false},
 		{"variables outside the set are unset", []string{"HOME=/root", "SLURM_JOBID=7"}, "HOME", "", false},
@@ -105,7 +105,7 @@ func TestVarNames(t *testing.T) {
 	}
 }
 
-func kvMap(kvs []carrier.KeyValue) map[string]string {
+func kvMap(kvs []libcarrier.KeyValue) map[string]string {
 	m := make(map[string]string, len(kvs))
 	for _, kv := range kvs {
 		m[kv.Key] = kv.Value
@@ -115,19 +115,19 @@ func kvMap(kvs []carrier.KeyValue) map[string]string {
 
 func TestAppendStrings(t *testing.T) {
 	env := with(fullEnv, "SLURM_NTASKS", "x")
-	inherited := []carrier.KeyValue{
+	inherited := []libcarrier.KeyValue{
 		{Key: "slurm.job.name", Value: "first"}, {Key: "service.name", Value: "s"}, {Key: "slurm.job.name", Value: "last"},
 		{Key: "slurm.nnodes", Value: "2"}, {Key: "slurm.nnodes", Value: "two"}, // the last entry counts: discarded
 		{Key: "slurm.job.user", Value: ""},
 	}
-	dst := []carrier.KeyValue{{Key: "kept", Value: "as is"}}
+	dst := []libcarrier.KeyValue{{Key: "kept", Value: "as is"}}
 	se := VarsOf(env)
 	got, warns := AppendStrings(dst, &se, inherited)
 	if got[0] != dst[0] {
 		t.Errorf("dst changed: %q", got[0])
 	}
 	// Strings reads the same entries from the carrier.
-	text, _ := carrier.FormatList(inherited)
+	text, _ := libcarrier.FormatList(inherited)
 	wantS, wantW := Strings(with(env, carrierVar, text))
 	if !maps.Equal(kvMap(got[1:]), wantS) || !slices.Equal(warns, wantW) {
 		t.Errorf("AppendStrings = %q %v, want %v %v", got[1:], warns, sorted(wantS), wantW)
@@ -140,7 +140,7 @@ func TestAppendStrings(t *testing.T) {
 			t.Errorf("not sorted by key: %q", got[1:])
 		}
 	}
-	if got[1:][slices.IndexFunc(got[1:], func(kv carrier.KeyValue) bool { return kv.Key == KeySlurmJobName })].Value != "last" {
+	if got[1:][slices.IndexFunc(got[1:], func(kv libcarrier.KeyValue) bool { return kv.Key == KeySlurmJobName })].Value != "last" {
 		t.Errorf("the last inherited slurm.job.name must win: %q", got)
 	}
 	if got, warns := AppendStrings(nil, &Vars{}, nil); len(got) != 0 || warns != nil {
@@ -153,8 +153,8 @@ func TestAppendStrings(t *testing.T) {
 func TestTask(t *testing.T) {
 	kv := taskEnvWithCarrier(t)
 	env := VarsList(kv)
-	text, _ := env.Lookup(carrier.EnvVar)
-	inherited, _ := carrier.AppendParse(nil, text)
+	text, _ := env.Lookup(libcarrier.EnvVar)
+	inherited, _ := libcarrier.AppendParse(nil, text)
 	want, wantW := AppendStrings(nil, &env, inherited)
 
 	var task Task
@@ -172,9 +172,9 @@ func TestTask(t *testing.T) {
 
 func TestAppendStringsAllocations(t *testing.T) {
 	env := VarsList(taskEnvWithCarrier(t))
-	text, _ := env.Lookup(carrier.EnvVar)
-	inherited, _ := carrier.AppendParse(nil, text)
-	buf := make([]carrier.KeyValue, 0, slurmKeyCount)
+	text, _ := env.Lookup(libcarrier.EnvVar)
+	inherited, _ := libcarrier.AppendParse(nil, text)
+	buf := make([]libcarrier.KeyValue, 0, slurmKeyCount)
 	// The inherited carrierVar holds nv.dl.job.uuid: nothing to allocate.
 	if got := testing.AllocsPerRun(100, func() { AppendStrings(buf, &env, inherited) }); got != 0 {
 		t.Errorf("AppendStrings: %v allocations, want 0", got)

@@ -3,8 +3,8 @@ package slurm_test
 import (
 	"fmt"
 
-	"github.com/spank-otel/spank-otel/internal/carrier"
 	"github.com/spank-otel/spank-otel/internal/slurm"
+	"github.com/spank-otel/spank-otel/libcarrier"
 )
 
 func ExampleVarsList() {
@@ -33,10 +33,10 @@ func ExampleAppendStrings() {
 		"SLURM_STEP_ID=0",
 		"OTEL_RESOURCE_ATTRIBUTES=slurm.job.name=pretrain,team=ml",
 	})
-	text, _ := env.Lookup(carrier.EnvVar)
-	var buf [16]carrier.KeyValue
-	inherited, _ := carrier.AppendParse(buf[:0], text)
-	var out [23]carrier.KeyValue
+	text, _ := env.Lookup(libcarrier.EnvVar)
+	var buf [16]libcarrier.KeyValue
+	inherited, _ := libcarrier.AppendParse(buf[:0], text)
+	var out [23]libcarrier.KeyValue
 	attrs, _ := slurm.AppendStrings(out[:0], &env, inherited)
 	for _, kv := range attrs {
 		fmt.Printf("%s=%s\n", kv.Key, kv.Value)

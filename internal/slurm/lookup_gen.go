@@ -2,13 +2,13 @@
 
 package slurm
 
-import "github.com/spank-otel/spank-otel/internal/carrier"
+import "github.com/spank-otel/spank-otel/libcarrier"
 
 // slurmVar returns the index of the variable name in a Vars, or -1.
 // It is slurmVarNames reversed.
 func slurmVar(name string) int {
 	switch name {
-	case carrier.EnvVar:
+	case libcarrier.EnvVar:
 		return varCarrier
 	case "SLURM_JOB_ID":
 		return varJobID

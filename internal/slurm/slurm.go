@@ -12,8 +12,7 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/spank-otel/spank-otel/internal/carrier"
-	"github.com/spank-otel/spank-otel/internal/schema"
+	"github.com/spank-otel/spank-otel/libcarrier"
 	"github.com/spank-otel/spank-otel/uuidderive"
 )
 
@@ -122,7 +121,7 @@ func IsKey(key string) bool {
 // isSlurmInteger reports whether the allowlisted key of index i has integer
 // values.
 func isSlurmInteger(i int) bool {
-	return i >= 0 && schema.IsIntegerKey(slurmKeys[i])
+	return i >= 0 && libcarrier.IsIntegerKey(slurmKeys[i])
 }
 
 // slurmValues are the values of a detection by allowlist index.
@@ -141,16 +140,16 @@ func (v *slurmValues) put(i int, value string) {
 // inherit records the inherited value of key, if key is allowlisted and
 // value usable, and returns warns with a warning for an inherited integer
 // key that is not an integer.
-func (v *slurmValues) inherit(key, value string, warns []carrier.Warning) []carrier.Warning {
+func (v *slurmValues) inherit(key, value string, warns []libcarrier.Warning) []libcarrier.Warning {
 	i := slurmKey(key)
 	if i < 0 || value == "" {
 		return warns
 	}
 	if isSlurmInteger(i) {
-		canon, ok := schema.Canonical(value)
+		canon, ok := canonicalInteger(value)
 		if !ok {
-			return append(warns, carrier.Warning{Key: key,
-				Message: "inherited value " + carrier.Quote(value) + " is not an integer: discarded"})
+			return append(warns, libcarrier.Warning{Key: key,
+				Message: "inherited value " + libcarrier.Quote(value) + " is not an integer: discarded"})
 		}
 		value = canon
 	}
@@ -178,13 +177,13 @@ func (v *slurmValues) inherit(key, value string, warns []carrier.Warning) []carr
 // keys are constants, values are substrings of env where possible, and the
 // result map is built once, at its final size. [AppendStrings] avoids
 // the map altogether.
-func Strings(env uuidderive.Env) (map[string]string, []carrier.Warning) {
+func Strings(env uuidderive.Env) (map[string]string, []libcarrier.Warning) {
 	se := VarsOf(env)
 	var v slurmValues
-	var warns []carrier.Warning
+	var warns []libcarrier.Warning
 	if text := se.value(varCarrier); text != "" {
-		var buf [32]carrier.KeyValue
-		inherited, _ := carrier.AppendParse(buf[:0], text)
+		var buf [32]libcarrier.KeyValue
+		inherited, _ := libcarrier.AppendParse(buf[:0], text)
 		for _, kv := range inherited {
 			warns = v.inherit(kv.Key, kv.Value, warns)
 		}
@@ -198,7 +197,7 @@ func Strings(env uuidderive.Env) (map[string]string, []carrier.Warning) {
 // carrier and the result are slices. It appends the result to dst sorted by
 // key, and returns the extended slice and the warnings. inherited holds the
 // entries of env's OTEL_RESOURCE_ATTRIBUTES as the caller has parsed (and
-// perhaps repaired) them with [carrier.AppendParse], so that the carrier is
+// perhaps repaired) them with [libcarrier.AppendParse], so that the carrier is
 // not parsed twice per task; env's own carrier is not read. When a key
 // occurs more than once, its last entry counts, as in a map built in order.
 // env and inherited are only read.
@@ -206,7 +205,7 @@ func Strings(env uuidderive.Env) (map[string]string, []carrier.Warning) {
 // With a dst of enough capacity (23 entries), only a derived
 // nv.dl.job.uuid or slurm.job.id of an array element, and the warnings,
 // allocate.
-func AppendStrings(dst []carrier.KeyValue, env *Vars, inherited []carrier.KeyValue) ([]carrier.KeyValue, []carrier.Warning) {
+func AppendStrings(dst []libcarrier.KeyValue, env *Vars, inherited []libcarrier.KeyValue) ([]libcarrier.KeyValue, []libcarrier.Warning) {
 	var v slurmValues
 	return v.appendStrings(dst, env, inherited)
 }
@@ -222,13 +221,13 @@ type Task struct {
 
 // AppendStrings is the function [AppendStrings] with t.Vars as env, and
 // t's own room for the values.
-func (t *Task) AppendStrings(dst []carrier.KeyValue, inherited []carrier.KeyValue) ([]carrier.KeyValue, []carrier.Warning) {
+func (t *Task) AppendStrings(dst []libcarrier.KeyValue, inherited []libcarrier.KeyValue) ([]libcarrier.KeyValue, []libcarrier.Warning) {
 	t.values = slurmValues{}
 	return t.values.appendStrings(dst, &t.Vars, inherited)
 }
 
-func (v *slurmValues) appendStrings(dst []carrier.KeyValue, env *Vars, inherited []carrier.KeyValue) ([]carrier.KeyValue, []carrier.Warning) {
-	var warns []carrier.Warning
+func (v *slurmValues) appendStrings(dst []libcarrier.KeyValue, env *Vars, inherited []libcarrier.KeyValue) ([]libcarrier.KeyValue, []libcarrier.Warning) {
+	var warns []libcarrier.Warning
 	var seen uint32 // bit i: the last entry of allowlisted key i was read
 	for n := len(inherited) - 1; n >= 0; n-- {
 		kv := inherited[n]
@@ -241,7 +240,7 @@ func (v *slurmValues) appendStrings(dst []carrier.KeyValue, env *Vars, inherited
 	// By index: ranging over the array by value would copy it to the stack.
 	for i := range v.value {
 		if v.has(i) {
-			dst = append(dst, carrier.KeyValue{Key: slurmKeys[i], Value: v.value[i]})
+			dst = append(dst, libcarrier.KeyValue{Key: slurmKeys[i], Value: v.value[i]})
 		}
 	}
 	return dst, warns
@@ -253,12 +252,12 @@ func (v *slurmValues) appendStrings(dst []carrier.KeyValue, env *Vars, inherited
 //
 // The detector reads env by variable index, never by name, so it cannot
 // read a variable that a Vars does not hold.
-func detectSlurm(env *Vars, v *slurmValues, warns []carrier.Warning) []carrier.Warning {
+func detectSlurm(env *Vars, v *slurmValues, warns []libcarrier.Warning) []libcarrier.Warning {
 	if jobID := env.value(varJobID); jobID != "" {
 		warns = deriveSlurm(env, jobID, v, warns)
 	}
 	// Stable: a key's inherited warning stays before its local one.
-	slices.SortStableFunc(warns, func(a, b carrier.Warning) int { return cmp.Compare(a.Key, b.Key) })
+	slices.SortStableFunc(warns, func(a, b libcarrier.Warning) int { return cmp.Compare(a.Key, b.Key) })
 	return warns
 }
 
@@ -277,7 +276,7 @@ func (v *slurmValues) toMap() map[string]string {
 // derived from env's SLURM_* variables. Values are computed only for missing
 // keys, so a local value that an inherited one replaces costs nothing and
 // warns about nothing.
-func deriveSlurm(env *Vars, jobID string, v *slurmValues, warns []carrier.Warning) []carrier.Warning {
+func deriveSlurm(env *Vars, jobID string, v *slurmValues, warns []libcarrier.Warning) []libcarrier.Warning {
 	// An array element is recognised by SLURM_ARRAY_TASK_ID being set; the
 	// job UUID derivation uses the same test.
 	taskID, array := env.value(varArrayTaskID), env.has(varArrayTaskID)
@@ -402,7 +401,7 @@ func (v *slurmValues) fillFrom(env *Vars, i int, vars ...int) {
 // variables vars, in canonical form, or with def when they are all unset
 // or empty. A value that is not an integer is omitted, with a warning; def
 // does not replace it.
-func (v *slurmValues) fillInteger(env *Vars, warns []carrier.Warning, i int, def string, vars ...int) []carrier.Warning {
+func (v *slurmValues) fillInteger(env *Vars, warns []libcarrier.Warning, i int, def string, vars ...int) []libcarrier.Warning {
 	if v.has(i) {
 		return warns
 	}
@@ -413,11 +412,44 @@ func (v *slurmValues) fillInteger(env *Vars, warns []carrier.Warning, i int, def
 		}
 		return warns
 	}
-	canon, ok := schema.Canonical(value)
+	canon, ok := canonicalInteger(value)
 	if !ok {
-		return append(warns, carrier.Warning{Key: slurmKeys[i],
-			Message: slurmVarNames[from] + "=" + carrier.Quote(value) + " is not an integer: omitted"})
+		return append(warns, libcarrier.Warning{Key: slurmKeys[i],
+			Message: slurmVarNames[from] + "=" + libcarrier.Quote(value) + " is not an integer: omitted"})
 	}
 	v.put(i, canon)
 	return warns
+}
+
+// canonicalInteger returns s as a canonical base-10 integer if it is one
+// by the rule of [libcarrier.ParseInteger]. A value that is already
+// canonical, as Slurm writes them, is returned as it is, without
+// allocating.
+func canonicalInteger(s string) (string, bool) {
+	n, ok := libcarrier.ParseInteger(s)
+	if !ok {
+		return "", false
+	}
+	if isCanonical(s) {
+		return s, true
+	}
+	return strconv.FormatInt(n, 10), true
+}
+
+// isCanonical reports whether s is what strconv.FormatInt writes: an optional
+// '-' and digits without a leading zero, or "0". s is known to be an integer.
+func isCanonical(s string) bool {
+	digits := s
+	if digits != "" && digits[0] == '-' {
+		digits = digits[1:]
+	}
+	if digits == "" || (digits[0] == '0' && (len(digits) > 1 || len(s) > 1)) {
+		return false
+	}
+	for i := 0; i < len(digits); i++ {
+		if digits[i] < '0' || digits[i] > '9' {
+			return false
+		}
+	}
+	return true
 }

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/spank-otel/spank-otel/internal/carrier"
 	"github.com/spank-otel/spank-otel/internal/slurm/slurmtest"
+	"github.com/spank-otel/spank-otel/libcarrier"
 )
 
 // The shared fixtures under the short names the tables use.
@@ -215,7 +215,7 @@ func TestStringsTaskEnv(t *testing.T) {
 	if want := with(want, "slurm.head_node.name", "c1"); !maps.Equal(got, want) || warns != nil {
 		t.Errorf("with the carrier: Strings =\n%v %v\nwant\n%v", sorted(got), warns, sorted(want))
 	}
-	parsed, _ := carrier.Parse(carrier25(t))
+	parsed, _ := libcarrier.Parse(carrier25(t))
 	if len(parsed) != 25 {
 		t.Errorf("carrier-25.txt has %d keys", len(parsed))
 	}
@@ -275,5 +275,22 @@ func BenchmarkVarsList(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		_ = VarsList(kv)
+	}
+}
+func TestCanonical(t *testing.T) {
+	for _, tt := range []struct {
+		in, out string
+		ok      bool
+	}{
+		{"0", "0", true}, {"7", "7", true}, {"-1", "-1", true}, {" +007 ", "7", true},
+		{"-0", "0", true}, {"+0", "0", true}, {"00", "0", true}, {"-012", "-12", true},
+		{"9223372036854775807", "9223372036854775807", true},
+		{"3.5", "", false}, {"1e3", "", false}, {"1_000", "", false}, {"--1", "", false},
+		{"true", "", false}, {"seven", "", false}, {"", "", false}, {"-", "", false},
+	} {
+		out, ok := canonicalInteger(tt.in)
+		if out != tt.out || ok != tt.ok {
+			t.Errorf("canonicalInteger(%q) = %q, %v; want %q, %v", tt.in, out, ok, tt.out, tt.ok)
+		}
 	}
 }

@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
-	"github.com/spank-otel/spank-otel/internal/carrier"
+	"github.com/spank-otel/spank-otel/libcarrier"
 )
 
 // Env is an environment held in a map, as detect.EnvMap: a key that is
@@ -197,7 +197,7 @@ func TaskEnvWithCarrier(tb testing.TB) []string {
 }
 
 // WarningKeys lists the keys of ws, in order.
-func WarningKeys(ws []carrier.Warning) []string {
+func WarningKeys(ws []libcarrier.Warning) []string {
 	var keys []string
 	for _, w := range ws {
 		keys = append(keys, w.Key)

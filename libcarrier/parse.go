@@ -1,4 +1,4 @@
-package carrier
+package libcarrier
 
 import (
 	"cmp"
@@ -7,12 +7,6 @@ import (
 
 	"github.com/spank-otel/spank-otel/internal/strs"
 )
-
-// KeyValue is one carrier entry: a key and its value, as text.
-type KeyValue struct {
-	Key   string
-	Value string
-}
 
 // Parse reads a carrier such as the value of OTEL_RESOURCE_ATTRIBUTES.
 //
@@ -46,22 +40,21 @@ func Parse(s string) (map[string]string, []Warning) {
 //
 // It is for callers that read carriers in a hot path: with a dst of enough
 // capacity, it allocates once, for all the values that hold a valid %XX
-// together, or not at all. Keys, and values without a valid %XX, share
-// memory with s. The entries of dst are not modified.
+// together, or not at all ([Buffer.AppendParse] not even that). Keys, and
+// values without a valid %XX, share memory with s. The entries of dst are
+// not modified.
 func AppendParse(dst []KeyValue, s string) ([]KeyValue, []Warning) {
-	var b strs.Builder
-	return AppendParseTo(&b, dst, s)
+	var b Buffer
+	return b.AppendParse(dst, s)
 }
 
-// AppendParseTo is [AppendParse] with the decoded values written to b, so
-// that a caller can build them and other strings in one buffer (see
-// [strs.Builder.Use]); it then allocates nothing when dst and b have the
-// room.
-func AppendParseTo(b *strs.Builder, dst []KeyValue, s string) ([]KeyValue, []Warning) {
+// AppendParse is the function [AppendParse] with the decoded values written
+// to b.
+func (b *Buffer) AppendParse(dst []KeyValue, s string) ([]KeyValue, []Warning) {
 	n := len(dst)
 	dst, warns := appendEntries(dst, s)
 	kept := lastOfEach(dst[n:])
-	unescapeAll(b, kept)
+	unescapeAll(&b.b, kept)
 	return dst[:n+len(kept)], warns
 }
 
@@ -109,11 +102,11 @@ func cutEntry(s string) (kv KeyValue, rest, warn string) {
 	}
 	eq := strs.IndexByte(entry, '=')
 	if eq < 0 {
-		return KeyValue{}, rest, "entry " + quote(entry) + " has no '=': dropped"
+		return KeyValue{}, rest, "entry " + Quote(entry) + " has no '=': dropped"
 	}
 	key := trimBlank(entry[:eq])
 	if key == "" {
-		return KeyValue{}, rest, "entry " + quote(entry) + " has an empty key: dropped"
+		return KeyValue{}, rest, "entry " + Quote(entry) + " has an empty key: dropped"
 	}
 	return KeyValue{Key: key, Value: trimBlank(entry[eq+1:])}, rest, ""
 }

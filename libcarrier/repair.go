@@ -1,4 +1,4 @@
-package carrier
+package libcarrier
 
 import "unicode/utf8"
 

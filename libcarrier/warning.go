@@ -1,10 +1,12 @@
-package carrier
+package libcarrier
 
 import "strconv"
 
 // Warning describes one entry that was dropped or changed, or a value that
 // some consumers will reject. It is never fatal: the rest of the carrier is
-// still read or written.
+// still read or written. Its String method returns `key "k": message`, or
+// just the message when Key is empty; a key longer than 64 bytes is cut,
+// and "..." follows its closing quote.
 type Warning struct {
 	Key     string // the key as given; "" when the entry has no usable key
 	Message string // what happened, in lower case
@@ -20,11 +22,13 @@ func (w Warning) String() string {
 	if w.Key == "" {
 		return w.Message
 	}
-	return "key " + quote(w.Key) + ": " + w.Message
+	return "key " + Quote(w.Key) + ": " + w.Message
 }
 
-// quote returns s as a Go-quoted string, cut to maxShown bytes.
-func quote(s string) string {
+// Quote returns s Go-quoted and cut to 64 bytes, followed by "..." when
+// cut: how a warning repeats a key or value, so that one hostile entry
+// cannot flood a log.
+func Quote(s string) string {
 	if len(s) > maxShown {
 		return strconv.Quote(s[:maxShown]) + "..."
 	}

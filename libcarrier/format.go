@@ -1,8 +1,7 @@
-package carrier
+package libcarrier
 
 import (
 	"cmp"
-	"math"
 	"slices"
 	"strconv"
 	"unicode/utf8"
@@ -45,10 +44,8 @@ const entryBuf = 64
 //   - nil, which omits the key.
 //
 // Any other type, including named types such as time.Duration, is dropped
-// with a warning naming the key and the type, as typeName writes it: convert
-// such values first. The type name is the caller's to write because naming
-// an arbitrary type takes reflect, which the per-task library must not link.
-func Format(m map[string]any, typeName func(any) string) (string, []Warning) {
+// with a warning naming the key and the type: convert such values first.
+func Format(m map[string]any) (string, []Warning) {
 	var buf [entryBuf]entry
 	es := buf[:0]
 	for k, v := range m {
@@ -62,7 +59,7 @@ func Format(m map[string]any, typeName func(any) string) (string, []Warning) {
 		if e.tk == "" {
 			continue
 		}
-		s, msg := text(e.raw, typeName)
+		s, msg := text(e.raw)
 		if msg != "" {
 			warns = append(warns, Warning{Key: e.key, Message: msg})
 			e.tk = ""
@@ -103,25 +100,24 @@ func FormatStrings(m map[string]string) (string, []Warning) {
 // in order would build: when a key occurs more than once, the last entry
 // replaces the others without a warning. kvs is not modified.
 //
-// It is the per-task fast path. Entries sorted by key with distinct keys,
-// as [AppendParse] returns them, are not sorted again, and for up to 64
+// It is the fast path of a caller that holds entries, such as the SPANK
+// plugin in every task. Entries sorted by key with distinct keys, as
+// [AppendParse] returns them, are not sorted again, and for up to 64
 // entries and a result of up to 2 KiB nothing is allocated but the result
-// and the warnings.
+// and the warnings ([Buffer.FormatList] not even the result).
 func FormatList(kvs []KeyValue) (string, []Warning) {
-	var b strs.Builder
-	return FormatListTo(&b, kvs)
+	var b Buffer
+	return b.FormatList(kvs)
 }
 
-// FormatListTo is [FormatList] with the result written to b, so that a
-// caller can build it and other strings in one buffer (see
-// [strs.Builder.Use]). The result is a view of what it wrote to b.
-func FormatListTo(b *strs.Builder, kvs []KeyValue) (string, []Warning) {
+// FormatList is the function [FormatList] with the result written to b.
+func (b *Buffer) FormatList(kvs []KeyValue) (string, []Warning) {
 	if plain(kvs) {
-		if s, warns, ok := write(b, kvs, nil, nil); ok {
+		if s, warns, ok := write(&b.b, kvs, nil, nil); ok {
 			return s, warns
 		}
 	}
-	return formatList(b, kvs)
+	return formatList(&b.b, kvs)
 }
 
 // formatList is FormatList for entries that need sorting, trimming or
@@ -224,7 +220,7 @@ func resolve(es []entry, ord []int32, warns []Warning) []Warning {
 		}
 		if next != nil && next.tk == e.tk {
 			warns = append(warns, Warning{Key: e.key,
-				Message: "same key as " + quote(next.key) + " after trimming, which wins: dropped"})
+				Message: "same key as " + Quote(next.key) + " after trimming, which wins: dropped"})
 			e.tk = ""
 		}
 	}
@@ -298,73 +294,6 @@ func isUnreservedByte(c byte) bool {
 
 func hexByte(c byte) string {
 	return "0x" + string([]byte{upperHex[c>>4], upperHex[c&15]})
-}
-
-// text returns v as carrier text, or a reason to drop it.
-func text(v any, typeName func(any) string) (string, string) {
-	switch v := v.(type) {
-	case nil:
-		return "", ""
-	case string:
-		if !utf8.ValidString(v) {
-			return "", msgInvalidUTF8
-		}
-		return v, ""
-	case bool:
-		return strconv.FormatBool(v), ""
-	case int:
-		return strconv.FormatInt(int64(v), 10), ""
-	case int8:
-		return strconv.FormatInt(int64(v), 10), ""
-	case int16:
-		return strconv.FormatInt(int64(v), 10), ""
-	case int32:
-		return strconv.FormatInt(int64(v), 10), ""
-	case int64:
-		return strconv.FormatInt(v, 10), ""
-	case uint:
-		return strconv.FormatUint(uint64(v), 10), ""
-	case uint8:
-		return strconv.FormatUint(uint64(v), 10), ""
-	case uint16:
-		return strconv.FormatUint(uint64(v), 10), ""
-	case uint32:
-		return strconv.FormatUint(uint64(v), 10), ""
-	case uint64:
-		return strconv.FormatUint(v, 10), ""
-	case uintptr:
-		return strconv.FormatUint(uint64(v), 10), ""
-	case float32:
-		return formatFloat(float64(v), 32)
-	case float64:
-		return formatFloat(v, 64)
-	}
-	return "", "value of type " + typeName(v) + " is not supported: dropped"
-}
-
-// formatFloat writes the shortest text that parses back to f at the given
-// bit size, in the notation JavaScript uses for numbers.
-func formatFloat(f float64, bits int) (string, string) {
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return "", "value " + strconv.FormatFloat(f, 'g', -1, 64) + " is not a finite number: dropped"
-	}
-	abs := math.Abs(f)
-	if abs == 0 || 1e-6 <= abs && abs < 1e21 {
-		return strconv.FormatFloat(f, 'f', -1, bits), ""
-	}
-	b := strconv.AppendFloat(make([]byte, 0, 32), f, 'e', -1, bits)
-	// Turn e+21 into e21 and e-07 into e-7: fewer bytes to encode, and
-	// every number parser accepts both.
-	i := slices.Index(b, 'e') + 1
-	if b[i] == '+' {
-		b = append(b[:i], b[i+1:]...)
-	} else {
-		i++
-	}
-	for i < len(b)-1 && b[i] == '0' {
-		b = append(b[:i], b[i+1:]...)
-	}
-	return string(b), ""
 }
 
 const upperHex = "0123456789ABCDEF"
