@@ -12,8 +12,8 @@ import (
 	"go.opentelemetry.io/otel/sdk/resource"
 	"gotest.tools/v3/assert"
 
-	"github.com/spank-otel/spank-otel/detect"
-	"github.com/spank-otel/spank-otel/internal/slurm/slurmtest"
+	"github.com/spank-otel/spank-otel/detect/slurm"
+	"github.com/spank-otel/spank-otel/internal/slurmtest"
 	"github.com/spank-otel/spank-otel/libcarrier"
 	"github.com/spank-otel/spank-otel/taskenv"
 )
@@ -111,7 +111,7 @@ func FuzzTaskEnv(f *testing.F) {
 		user, _ := libcarrier.AppendParse(nil, inherited)
 		user, _ = libcarrier.Repair(user)
 		for _, kv := range user {
-			if detect.IsSlurmKey(kv.Key) {
+			if slurm.IsKey(kv.Key) {
 				continue
 			}
 			assert.Equal(t, got[kv.Key], kv.Value, "user attribute %q", kv.Key)

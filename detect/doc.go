@@ -1,11 +1,11 @@
 // Package detect reads resource attributes from an environment that is given
-// to it, never from the process environment, so that the SPANK plugin can hand
-// it the environment of one Slurm task.
+// to it, never from the process environment, so that a launcher or the
+// spank-otel command can hand it the environment of one Slurm task.
 //
 // Three detectors exist:
 //
 //   - [Local]: host.name, process.pid and host.gpu.count;
-//   - [Slurm] (and its string form [SlurmStrings]): the identity of the Slurm
+//   - the Slurm detector, package detect/slurm: the identity of the Slurm
 //     job, derived from the task's SLURM_* variables and merged with the
 //     allowlisted keys inherited through OTEL_RESOURCE_ATTRIBUTES;
 //   - [Kubernetes]: the pod's identity, from K8S_* variables.
@@ -16,10 +16,4 @@
 // Results are [Attributes]: values are strings, or int64 for the integer keys
 // (see [libcarrier.IsIntegerKey]). Problems are reported as
 // [libcarrier.Warning] values; a detector never fails.
-//
-// The Slurm detector runs in every task of every job step. The per-task
-// library does not call this package: it calls the same detector in an
-// internal package, on the fixed set of variables the detector reads and
-// with slices instead of maps, so that it links neither fmt nor os. Both
-// give the same results (this package's tests check it).
 package detect

@@ -1,15 +1,13 @@
 package detect
 
-import (
-	"strings"
-
-	"github.com/spank-otel/spank-otel/uuidderive"
-)
+import "strings"
 
 // Env is the environment a detector reads. Lookup reports the value of a
 // variable and whether it is set at all; a variable set to "" is set.
-// It is the same type as uuidderive.Env.
-type Env = uuidderive.Env
+// An Env is also a slurm.Env and a uuidderive.Env.
+type Env interface {
+	Lookup(key string) (string, bool)
+}
 
 // EnvMap is an Env held in a map: a key that is absent is unset.
 type EnvMap map[string]string

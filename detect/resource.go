@@ -3,6 +3,7 @@ package detect
 import (
 	"maps"
 
+	"github.com/spank-otel/spank-otel/detect/slurm"
 	"github.com/spank-otel/spank-otel/libcarrier"
 )
 
@@ -14,12 +15,12 @@ type ResourceOptions struct {
 }
 
 // Resource returns the attributes of all detectors, merged in the order
-// [Local], [Slurm], [Kubernetes]: on a collision the later source wins. The
-// warnings are those of Slurm.
+// [Local], Slurm ([slurm.Detect]), [Kubernetes]: on a collision the later
+// source wins. The warnings are those of the Slurm detector.
 func Resource(env Env, opts ResourceOptions) (Attributes, []libcarrier.Warning) {
 	out := Local(env, opts.Local)
-	slurm, warns := Slurm(env)
-	maps.Copy(out, slurm)
+	identity, warns := slurm.Detect(env)
+	maps.Copy(out, identity)
 	maps.Copy(out, Kubernetes(env, opts.Kubernetes))
 	return out, warns
 }

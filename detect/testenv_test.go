@@ -1,10 +1,10 @@
 package detect
 
 import (
-	"github.com/spank-otel/spank-otel/internal/slurm/slurmtest"
+	"github.com/spank-otel/spank-otel/internal/slurmtest"
 )
 
-// The fixtures of package internal/slurm's tests, under the short names
+// The fixtures of the Slurm detector's tests, under the short names
 // that the tables here use.
 
 const deleted = slurmtest.Deleted

@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/spank-otel/spank-otel/detect"
+	"github.com/spank-otel/spank-otel/detect/slurm"
 	"github.com/spank-otel/spank-otel/libcarrier"
 )
 
@@ -58,7 +59,7 @@ type Options struct {
 //
 // The result holds the attributes inherited through Env's
 // OTEL_RESOURCE_ATTRIBUTES, except the Slurm keys that [Detector] reads
-// (see [detect.IsSlurmKey]), replaced by opts.Attributes, with the integer
+// (see [slurm.IsKey]), replaced by opts.Attributes, with the integer
 // keys of the specification (nv.dl.rank, slurm.nnodes ...; see
 // [libcarrier.IsIntegerKey]) as int64 values (see [libcarrier.Typed] for
 // invalid ones), plus these defaults. Each takes the first value found in
@@ -97,7 +98,7 @@ func DefaultAttributes(opts Options) ([]attribute.KeyValue, []libcarrier.Warning
 		warns = append(warns, w...)
 		// The Slurm detector owns the allowlisted keys: it reads them with
 		// its own rules and its values are authoritative.
-		maps.DeleteFunc(parsed, func(k, _ string) bool { return detect.IsSlurmKey(k) })
+		maps.DeleteFunc(parsed, func(k, _ string) bool { return slurm.IsKey(k) })
 		inherited, w = libcarrier.Typed(parsed)
 		warns = append(warns, w...)
 	}

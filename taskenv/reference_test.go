@@ -7,7 +7,8 @@ import (
 	"testing"
 
 	"github.com/spank-otel/spank-otel/detect"
-	"github.com/spank-otel/spank-otel/internal/slurm/slurmtest"
+	"github.com/spank-otel/spank-otel/detect/slurm"
+	"github.com/spank-otel/spank-otel/internal/slurmtest"
 	"github.com/spank-otel/spank-otel/libcarrier"
 )
 
@@ -30,7 +31,7 @@ func reference(env []string, opts Options) Result {
 		copied["SLURM_STEP_ID"] = "0"
 		vars = copied
 	}
-	inStep := detect.InStep(vars)
+	inStep := slurm.InStep(vars)
 
 	inheritedText, inheritedSet := vars.Lookup(libcarrier.EnvVar)
 	inherited, dropped := libcarrier.Parse(inheritedText)
@@ -38,26 +39,26 @@ func reference(env []string, opts Options) Result {
 	repair := len(dropped) > 0
 	// The detector reads the repaired carrier, as Compute's does.
 	repaired, _ := libcarrier.FormatStrings(inherited)
-	slurm, warnings := detect.SlurmStrings(with(vars, libcarrier.EnvVar, repaired))
-	if len(slurm) == 0 {
+	identity, warnings := slurm.Strings(with(vars, libcarrier.EnvVar, repaired))
+	if len(identity) == 0 {
 		return Result{Warnings: warnings}
 	}
-	dropped = append(dropped, unwritable(slurm)...)
+	dropped = append(dropped, unwritable(identity)...)
 	excluded := func(key string) bool { return slices.Contains(opts.Exclude, key) }
 	written := func(key string) bool {
 		return !excluded(key) && (inStep || !strings.HasPrefix(key, "slurm.topology."))
 	}
 	changed := false
 	for key := range inherited {
-		if !detect.IsSlurmKey(key) || excluded(key) {
+		if !slurm.IsKey(key) || excluded(key) {
 			continue
 		}
-		if _, ok := slurm[key]; !ok || !written(key) {
+		if _, ok := identity[key]; !ok || !written(key) {
 			delete(inherited, key)
 			changed = true
 		}
 	}
-	for key, value := range slurm {
+	for key, value := range identity {
 		if !written(key) {
 			continue
 		}

@@ -13,7 +13,7 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/spank-otel/spank-otel/internal/slurm"
+	"github.com/spank-otel/spank-otel/detect/slurm"
 	"github.com/spank-otel/spank-otel/internal/strs"
 	"github.com/spank-otel/spank-otel/libcarrier"
 )
@@ -34,7 +34,7 @@ type Stage int
 const (
 	// StageAuto takes the stage from the environment: a task is in a step
 	// when SLURM_STEP_ID or SLURM_STEPID names a regular step (see
-	// detect.InStep); the batch script and Slurm's other special steps are
+	// slurm.InStep); the batch script and Slurm's other special steps are
 	// at the job level.
 	StageAuto Stage = iota
 	// StageBatch treats the task as the batch script: the head node is

@@ -60,7 +60,7 @@ rounds=$(( forks / batch ))
 envfile=$(mktemp)
 trap 'rm -f "$envfile" "$tmp"/* 2>/dev/null; rmdir "$tmp" 2>/dev/null || true' EXIT
 tmp=$(mktemp -d)
-{ cat detect/testdata/task-env.txt; printf 'OTEL_RESOURCE_ATTRIBUTES=%s\n' "$(cat detect/testdata/carrier-25.txt)"; } > "$envfile"
+{ cat detect/slurm/testdata/task-env.txt; printf 'OTEL_RESOURCE_ATTRIBUTES=%s\n' "$(cat detect/slurm/testdata/carrier-25.txt)"; } > "$envfile"
 ratio_go=- noise=- step_ratio=- p50_ours=
 libdir=$build/bench-libs
 if want 1; then

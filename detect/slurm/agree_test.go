@@ -1,4 +1,4 @@
-package detect_test
+package slurm
 
 import (
 	"maps"
@@ -7,39 +7,17 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/spank-otel/spank-otel/detect"
-	"github.com/spank-otel/spank-otel/internal/slurm"
-	"github.com/spank-otel/spank-otel/internal/slurm/slurmtest"
+	"github.com/spank-otel/spank-otel/internal/slurmtest"
 	"github.com/spank-otel/spank-otel/libcarrier"
 	"github.com/spank-otel/spank-otel/uuidderive"
 )
 
-// The detector's own tests are in package internal/slurm. These check the
-// public wrappers, and that the per-task path (slurm.Vars, AppendStrings)
-// agrees with detect's Env types and with package uuidderive.
+// These check that the per-task path (Vars, Task.AppendStrings) agrees
+// with the detector over any other Env, and with package uuidderive.
 
-const (
-	deleted    = slurmtest.Deleted
-	carrierVar = slurmtest.CarrierVar
-)
-
-var (
-	baseEnv            = detect.EnvMap(slurmtest.BaseEnv)
-	fullEnv            = detect.EnvMap(slurmtest.FullEnv)
-	jobUUID            = slurmtest.JobUUID
-	taskEnv            = slurmtest.TaskEnv
-	taskEnvWithCarrier = slurmtest.TaskEnvWithCarrier
-)
-
-var warningKeys = slurmtest.WarningKeys
-
-func sorted(m map[string]string) string { return slurmtest.Sorted(m) }
-
-func with[M ~map[string]string](m M, pairs ...string) M { return slurmtest.With(m, pairs...) }
-
-func TestSlurm(t *testing.T) {
-	got, warns := detect.Slurm(with(fullEnv, carrierVar, "slurm.ntasks=%2B016,slurm.job.id=007,nv.dl.run.uuid=R,slurm.restart_count=x"))
-	want := detect.Attributes{
+func TestDetect(t *testing.T) {
+	got, warns := Detect(with(fullEnv, carrierVar, "slurm.ntasks=%2B016,slurm.job.id=007,nv.dl.run.uuid=R,slurm.restart_count=x"))
+	want := map[string]any{
 		"slurm.job.id":                "007",
 		"slurm.job.id.raw":            "100",
 		"slurm.array.job_id":          "100",
@@ -65,22 +43,19 @@ func TestSlurm(t *testing.T) {
 		"slurm.array.sluid":           "asluid-lens",
 	}
 	if !reflect.DeepEqual(got, want) {
-		t.Errorf("Slurm =\n%v\nwant\n%v", got, want)
-	}
-	if len(got) != 23 {
-		t.Errorf("%d keys, want all 23", len(got))
+		t.Errorf("Detect =\n%v\nwant\n%v", got, want)
 	}
 	if keys := warningKeys(warns); !slices.Equal(keys, []string{"slurm.restart_count"}) {
 		t.Errorf("warnings %v", warns)
 	}
-	if got, _ := detect.Slurm(detect.EnvMap{}); got == nil || len(got) != 0 {
-		t.Errorf("inactive Slurm = %#v, want empty", got)
+	if got, _ := Detect(EnvMap{}); got == nil || len(got) != 0 {
+		t.Errorf("inactive Detect = %#v, want empty", got)
 	}
 }
 
 // recorder is an Env that records every variable looked up in it.
 type recorder struct {
-	env  detect.Env
+	env  Env
 	read map[string]bool
 }
 
@@ -91,9 +66,9 @@ func (r recorder) Lookup(name string) (string, bool) {
 
 // slurmEnvVariants are environments that lead the Slurm detector and the
 // UUID derivations down each of their paths.
-func slurmEnvVariants(tb testing.TB) []detect.EnvMap {
+func slurmEnvVariants(tb testing.TB) []EnvMap {
 	tb.Helper()
-	variants := []detect.EnvMap{
+	variants := []EnvMap{
 		{},
 		baseEnv,
 		fullEnv,
@@ -117,45 +92,56 @@ func slurmEnvVariants(tb testing.TB) []detect.EnvMap {
 		with(baseEnv, carrierVar, "slurm.ntasks=x,slurm.nnodes=2,nv.dl.job.uuid=U,nv.dl.run.uuid=R"),
 		// Inherited keys only.
 		{carrierVar: "slurm.job.id=9,service.name=s"},
-		detect.EnvList(taskEnv(tb)),
-		detect.EnvList(taskEnvWithCarrier(tb)),
+		slurmtest.EnvList(taskEnv(tb)),
+		slurmtest.EnvList(taskEnvWithCarrier(tb)),
 	}
 	return variants
 }
 
-// TestSlurmEnvHoldsWhatDetectorsRead guards Vars, which reports every
+// TestVarsHoldWhatDetectorsRead guards Vars, which reports every
 // variable it does not hold as unset: if the Slurm detector or a UUID
 // derivation starts to read another variable, this test fails until
 // Vars holds it too. It also keeps Vars from holding more.
 //
 // The Slurm detector itself reads a Vars by variable index, so it can
 // only read what a Vars holds; from any other Env it copies them by
-// name first (VarsOf), which the recording checks against VarsList.
+// name first (varsOf). What it needs is the carrier, the variables of
+// its rules, and those that InStep and the job UUID read by name.
 // Package uuidderive looks variables up by name, and a Vars is meant to
 // serve it too.
 func TestVarsHoldWhatDetectorsRead(t *testing.T) {
-	read := map[string]bool{}
+	read := map[string]bool{carrierVar: true}
+	for _, r := range rules {
+		for _, name := range r.vars {
+			read[name] = true
+		}
+	}
 	for _, env := range slurmEnvVariants(t) {
 		r := recorder{env: env, read: read}
-		detect.SlurmStrings(r)
-		detect.Slurm(r)
-		kvs, _ := libcarrier.AppendParse(nil, env[carrierVar])
-		se := slurm.VarsOf(r)
-		slurm.AppendStrings(nil, &se, kvs)
+		InStep(r)
 		for _, runID := range []string{"", "run-1"} {
 			uuidderive.JobName(r)
 			uuidderive.JobUUID(r)
 			uuidderive.RunName(r, runID)
 			uuidderive.RunUUID(r, runID)
 		}
+		// Through an Env, the detector reads only what a Vars holds.
+		all := recorder{env: env, read: map[string]bool{}}
+		Strings(all)
+		Detect(all)
+		for name := range all.read {
+			if !slices.Contains(varNames[:], name) {
+				t.Errorf("the detector reads %s, which Vars does not hold", name)
+			}
+		}
 	}
 	for name := range read {
-		env := slurm.VarsList([]string{name + "=v"})
+		env := VarsList([]string{name + "=v"})
 		if v, ok := env.Lookup(name); v != "v" || !ok {
 			t.Errorf("a detector reads %s, which Vars does not hold", name)
 		}
 	}
-	for _, name := range slurmtest.VarNames {
+	for _, name := range varNames {
 		if !read[name] {
 			t.Errorf("Vars holds %s, which no detector reads", name)
 		}
@@ -163,25 +149,26 @@ func TestVarsHoldWhatDetectorsRead(t *testing.T) {
 }
 
 // checkSlurmEnv checks that the Slurm detector and the UUID derivations
-// give the same results over slurm.VarsList(kv) as over detect.EnvList(kv).
+// give the same results over VarsList(kv) as over slurmtest.EnvList(kv).
 func checkSlurmEnv(t *testing.T, kv []string) {
 	t.Helper()
-	full := detect.EnvList(kv)
-	slim := slurm.VarsList(kv)
-	wantS, wantW := detect.SlurmStrings(full)
-	if got, warns := detect.SlurmStrings(&slim); !maps.Equal(got, wantS) || !slices.Equal(warns, wantW) {
+	full := slurmtest.EnvList(kv)
+	slim := VarsList(kv)
+	wantS, wantW := Strings(full)
+	if got, warns := Strings(&slim); !maps.Equal(got, wantS) || !slices.Equal(warns, wantW) {
 		t.Fatalf("env %q: SlurmStrings over Vars =\n%v %v\nover EnvList\n%v %v", kv, sorted(got), warns, sorted(wantS), wantW)
 	}
-	wantA, wantAW := detect.Slurm(full)
-	if got, warns := detect.Slurm(&slim); !reflect.DeepEqual(got, wantA) || !slices.Equal(warns, wantAW) {
+	wantA, wantAW := Detect(full)
+	if got, warns := Detect(&slim); !reflect.DeepEqual(got, wantA) || !slices.Equal(warns, wantAW) {
 		t.Fatalf("env %q: Slurm over Vars = %v %v, over EnvList %v %v", kv, got, warns, wantA, wantAW)
 	}
-	if got := slurm.VarsOf(full); got != slim {
-		t.Fatalf("env %q: slurm.VarsOf(EnvList) = %+v, VarsList = %+v", kv, got, slim)
+	if got := varsOf(full); got != slim {
+		t.Fatalf("env %q: varsOf(EnvList) = %+v, VarsList = %+v", kv, got, slim)
 	}
 	text, _ := slim.Lookup(libcarrier.EnvVar)
 	inherited, _ := libcarrier.AppendParse(nil, text)
-	kvs, warns := slurm.AppendStrings(nil, &slim, inherited)
+	task := Task{Vars: slim}
+	kvs, warns := task.AppendStrings(nil, inherited)
 	for i := 1; i < len(kvs); i++ {
 		if kvs[i-1].Key >= kvs[i].Key {
 			t.Fatalf("env %q: AppendStrings not sorted: %q", kv, kvs)
@@ -191,8 +178,8 @@ func checkSlurmEnv(t *testing.T, kv []string) {
 		t.Fatalf("env %q: AppendStrings = %q %v, want %v %v", kv, kvs, warns, sorted(wantS), wantW)
 	}
 	// A derived job UUID is uuidderive's.
-	if !slices.ContainsFunc(inherited, func(kv libcarrier.KeyValue) bool { return kv.Key == detect.KeyJobUUID && kv.Value != "" }) {
-		if got, ok := wantS[detect.KeyJobUUID]; ok && got != uuidderive.JobUUID(full).String() {
+	if !slices.ContainsFunc(inherited, func(kv libcarrier.KeyValue) bool { return kv.Key == "nv.dl.job.uuid" && kv.Value != "" }) {
+		if got, ok := wantS["nv.dl.job.uuid"]; ok && got != uuidderive.JobUUID(full).String() {
 			t.Fatalf("env %q: nv.dl.job.uuid %s, uuidderive.JobUUID %s", kv, got, uuidderive.JobUUID(full))
 		}
 	}
@@ -208,16 +195,8 @@ func checkSlurmEnv(t *testing.T, kv []string) {
 	}
 }
 
-func kvMap(kvs []libcarrier.KeyValue) map[string]string {
-	m := make(map[string]string, len(kvs))
-	for _, kv := range kvs {
-		m[kv.Key] = kv.Value
-	}
-	return m
-}
-
 // list returns env as "NAME=value" entries, in name order.
-func list(env detect.EnvMap) []string {
+func list(env EnvMap) []string {
 	var kv []string
 	for _, name := range slices.Sorted(maps.Keys(env)) {
 		kv = append(kv, name+"="+env[name])
@@ -238,7 +217,7 @@ func TestVarsMatchEnvList(t *testing.T) {
 
 // fuzzNames are the names that FuzzSlurmEnv's environments are made of:
 // every variable Vars holds, and a few it does not.
-var fuzzNames = append(slices.Clone(slurmtest.VarNames), "SLURM_JOBID", "HOME", "SLURM_JOB_I", "SLURM_JOB_IDX")
+var fuzzNames = append(slices.Clone(varNames[:]), "SLURM_JOBID", "HOME", "SLURM_JOB_I", "SLURM_JOB_IDX")
 
 // fuzzEnv turns text into an environment: each line that starts with a
 // byte from 'A' on picks a name of fuzzNames by that byte, followed by the
@@ -276,35 +255,27 @@ func BenchmarkSlurmStrings(b *testing.B) {
 		{"task", taskEnv(b)},
 		{"task+carrier25", taskEnvWithCarrier(b)},
 	} {
-		env := detect.EnvList(bc.kv)
+		env := slurmtest.EnvList(bc.kv)
 		b.Run(bc.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				_, _ = detect.SlurmStrings(env)
+				_, _ = Strings(env)
 			}
 		})
 		// What a task pays in all: building the map from envp, then detecting.
 		b.Run(bc.name+"/EnvList", func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				_, _ = detect.SlurmStrings(detect.EnvList(bc.kv))
+				_, _ = Strings(slurmtest.EnvList(bc.kv))
 			}
 		})
 		// The same with the Env of the hot path.
 		b.Run(bc.name+"/VarsList", func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				env := slurm.VarsList(bc.kv)
-				_, _ = detect.SlurmStrings(&env)
+				env := VarsList(bc.kv)
+				_, _ = Strings(&env)
 			}
 		})
-	}
-}
-
-func BenchmarkEnvList(b *testing.B) {
-	kv := taskEnv(b)
-	b.ReportAllocs()
-	for b.Loop() {
-		_ = detect.EnvList(kv)
 	}
 }

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/spank-otel/spank-otel/internal/slurm/slurmtest"
+	"github.com/spank-otel/spank-otel/internal/slurmtest"
 	"github.com/spank-otel/spank-otel/libcarrier"
 )
 
@@ -222,21 +222,9 @@ func TestStringsTaskEnv(t *testing.T) {
 }
 
 func TestIsKey(t *testing.T) {
-	allow := []string{
-		"slurm.job.id", "slurm.job.id.raw", "slurm.array.job_id", "slurm.array.task_id",
-		"slurm.array.count", "slurm.sluid", "slurm.array.sluid", "slurm.job.name",
-		"slurm.cluster.name", "slurm.partition", "slurm.nnodes", "slurm.ntasks",
-		"slurm.restart_count", "slurm.job.user", "slurm.job.account", "slurm.job.qos",
-		"slurm.job.reservation", "slurm.segment", "slurm.topology.addr",
-		"slurm.topology.addr_pattern", "slurm.head_node.name",
-		"nv.dl.job.uuid", "nv.dl.run.uuid",
-	}
-	if len(allow) != 23 {
-		t.Fatalf("test lists %d keys", len(allow))
-	}
-	for _, k := range allow {
-		if !IsKey(k) {
-			t.Errorf("IsKey(%q) = false", k)
+	for _, c := range keyCases {
+		if !IsKey(c.key) {
+			t.Errorf("IsKey(%q) = false", c.key)
 		}
 	}
 	for _, k := range []string{

@@ -1,24 +1,40 @@
 // Package slurmtest holds the environments that the tests of the Slurm
-// detector share: package internal/slurm tests the detector, package detect
-// its public wrappers and the comparisons with detect's own Env types. Only
-// tests import it.
+// detector (package detect/slurm) share with the tests of the packages
+// built on it, and the task of detect/slurm/testdata that the per-task
+// path's tests and benchmarks run on. Only tests import it.
 package slurmtest
 
 import (
 	"maps"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/uuid"
+
 	"github.com/spank-otel/spank-otel/libcarrier"
 )
 
 // Env is an environment held in a map, as detect.EnvMap: a key that is
 // absent is unset.
 type Env map[string]string
+
+// EnvList returns the Env of "NAME=value" entries by the rules of
+// detect.EnvList and getenv(3): an entry without '=' is ignored, and the
+// first occurrence of a name wins.
+func EnvList(kv []string) Env {
+	m := make(Env, len(kv))
+	for _, entry := range kv {
+		name, value, ok := strings.Cut(entry, "=")
+		if _, seen := m[name]; ok && !seen {
+			m[name] = value
+		}
+	}
+	return m
+}
 
 // Lookup returns e[key] and whether key is present.
 func (e Env) Lookup(key string) (string, bool) {
@@ -115,23 +131,8 @@ var (
 	)
 )
 
-// VarNames are the variables a slurm.Vars holds: exactly those that the
-// Slurm detector and package uuidderive read (detect's tests check both
-// directions).
-var VarNames = []string{
-	CarrierVar,
-	"SLURM_JOB_ID", "SLURM_ARRAY_JOB_ID", "SLURM_ARRAY_TASK_ID", "SLURM_ARRAY_TASK_COUNT",
-	"SLURM_CLUSTER_NAME", "SLURM_JOB_NAME", "SLURM_JOB_PARTITION", "SLURM_PARTITION",
-	"SLURM_JOB_NUM_NODES", "SLURM_NNODES", "SLURM_NTASKS", "SLURM_RESTART_COUNT",
-	"SLURM_JOB_USER", "SLURM_JOB_ACCOUNT", "SLURM_JOB_QOS", "SLURM_JOB_RESERVATION",
-	"SLURM_SEGMENT", "SLURM_TOPOLOGY_ADDR", "SLURM_TOPOLOGY_ADDR_PATTERN",
-	"SLURMD_NODENAME", "SLURM_STEP_ID", "SLURM_STEPID",
-	"LENS_SLURM_SLUID", "NV_LAUNCH_SLUID", "SLURM_JOB_SLUID", "LENS_SLURM_ARRAY_SLUID", "NV_LAUNCH_ARRAY_SLUID",
-	"TORCHELASTIC_RESTART_COUNT", "TORCHELASTIC_RUN_ID",
-}
-
-// The files in detect/testdata are shared with other packages' tests and
-// benchmarks, so they hold data only, no comments:
+// The files in detect/slurm/testdata are shared with other packages' tests
+// and benchmarks (and make bench), so they hold data only, no comments:
 //
 //   - task-env.txt: the environment of one task of an srun step (step 0,
 //     task 1) on node c1 of job 4242, a 2-node, 4-task job on cluster
@@ -141,27 +142,16 @@ var VarNames = []string{
 //     allowlisted keys written by spank-otel in the batch step and 15 user
 //     keys, several of them percent-encoded.
 
-// readTestdata returns the lines of detect/testdata/name, without empty
-// lines. The directory is found from the module root above the working
-// directory, where go test runs a package's tests, so that the tests of
-// any package can call it.
+// readTestdata returns the lines of detect/slurm/testdata/name, without
+// empty lines. The directory is found from this file's own path, so that
+// the tests of any package, in any module of the repository, can call it.
 func readTestdata(tb testing.TB, name string) []string {
 	tb.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		tb.Fatal(err)
+	_, self, _, ok := runtime.Caller(0)
+	if !ok {
+		tb.Fatal("slurmtest: the path of slurmtest.go is unknown")
 	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			tb.Fatal("slurmtest: no go.mod above the working directory")
-		}
-		dir = parent
-	}
-	path := filepath.Join(dir, "detect", "testdata", name)
+	path := filepath.Join(filepath.Dir(self), "..", "..", "detect", "slurm", "testdata", name)
 	b, err := os.ReadFile(path)
 	if err != nil {
 		tb.Fatal(err)
@@ -175,12 +165,12 @@ func readTestdata(tb testing.TB, name string) []string {
 	return lines
 }
 
-// TaskEnv returns the task environment of detect/testdata/task-env.txt.
+// TaskEnv returns the task environment of detect/slurm/testdata/task-env.txt.
 func TaskEnv(tb testing.TB) []string {
 	return readTestdata(tb, "task-env.txt")
 }
 
-// Carrier25 returns the inherited carrier of detect/testdata/carrier-25.txt.
+// Carrier25 returns the inherited carrier of detect/slurm/testdata/carrier-25.txt.
 func Carrier25(tb testing.TB) string {
 	tb.Helper()
 	lines := readTestdata(tb, "carrier-25.txt")

@@ -5,7 +5,6 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/spank-otel/spank-otel/internal/slurm/slurmtest"
 	"github.com/spank-otel/spank-otel/libcarrier"
 )
 
@@ -53,8 +52,8 @@ func TestVarsListAllocations(t *testing.T) {
 
 func TestVarsOf(t *testing.T) {
 	env := EnvMap{"SLURM_JOB_ID": "7", "SLURM_ARRAY_TASK_ID": "", "HOME": "/root"}
-	se := VarsOf(env)
-	for _, name := range slurmtest.VarNames {
+	se := varsOf(env)
+	for _, name := range varNames {
 		want, wantOK := env.Lookup(name)
 		if v, ok := se.Lookup(name); v != want || ok != wantOK {
 			t.Errorf("Lookup(%s) = %q, %v; want %q, %v", name, v, ok, want, wantOK)
@@ -63,40 +62,20 @@ func TestVarsOf(t *testing.T) {
 	if v, ok := se.Lookup("HOME"); v != "" || ok {
 		t.Errorf("Lookup(HOME) = %q, %v; a Vars does not hold it", v, ok)
 	}
-	if again := VarsOf(&se); again != se {
-		t.Errorf("VarsOf(Vars) = %+v, want %+v", again, se)
+	if again := varsOf(&se); again != se {
+		t.Errorf("varsOf(Vars) = %+v, want %+v", again, se)
 	}
-	if got := VarsOf(EnvMap{}); got != (Vars{}) {
-		t.Errorf("VarsOf(empty) = %+v", got)
+	if got := varsOf(EnvMap{}); got != (Vars{}) {
+		t.Errorf("varsOf(empty) = %+v", got)
 	}
 }
 
-// TestVarNames guards slurmVarNames and its reverse, slurmVar.
+// TestVarNames: every variable a Vars holds has its own slot: set alone,
+// it is the only one set.
 func TestVarNames(t *testing.T) {
-	if len(slurmtest.VarNames) != slurmVarCount {
-		t.Fatalf("test lists %d names, Vars holds %d", len(slurmtest.VarNames), slurmVarCount)
-	}
-	for i, name := range slurmVarNames {
-		if slurmVar(name) != i {
-			t.Errorf("slurmVar(%q) = %d, want %d", name, slurmVar(name), i)
-		}
-	}
-	if !slices.Equal(slices.Sorted(slices.Values(slurmVarNames[:])), slices.Sorted(slices.Values(slurmtest.VarNames))) {
-		t.Errorf("slurmVarNames = %q, want %q", slurmVarNames, slurmtest.VarNames)
-	}
-	seen := map[int]string{}
-	for _, name := range slurmtest.VarNames {
-		i := slurmVar(name)
-		if i < 0 || i >= slurmVarCount {
-			t.Errorf("%s: index %d", name, i)
-		}
-		if other, dup := seen[i]; dup {
-			t.Errorf("%s and %s share index %d", name, other, i)
-		}
-		seen[i] = name
-		// Every name has its own slot: set alone, it is the only one set.
+	for _, name := range varNames {
 		env := VarsList([]string{name + "=v"})
-		for _, other := range slurmtest.VarNames {
+		for _, other := range varNames {
 			v, ok := env.Lookup(other)
 			if want := other == name; ok != want || (ok && v != "v") {
 				t.Errorf("with only %s set, Lookup(%s) = %q, %v", name, other, v, ok)
@@ -121,8 +100,8 @@ func TestAppendStrings(t *testing.T) {
 		{Key: "slurm.job.user", Value: ""},
 	}
 	dst := []libcarrier.KeyValue{{Key: "kept", Value: "as is"}}
-	se := VarsOf(env)
-	got, warns := AppendStrings(dst, &se, inherited)
+	task := Task{Vars: varsOf(env)}
+	got, warns := task.AppendStrings(dst, inherited)
 	if got[0] != dst[0] {
 		t.Errorf("dst changed: %q", got[0])
 	}
@@ -140,22 +119,23 @@ func TestAppendStrings(t *testing.T) {
 			t.Errorf("not sorted by key: %q", got[1:])
 		}
 	}
-	if got[1:][slices.IndexFunc(got[1:], func(kv libcarrier.KeyValue) bool { return kv.Key == KeySlurmJobName })].Value != "last" {
+	if got[1:][slices.IndexFunc(got[1:], func(kv libcarrier.KeyValue) bool { return kv.Key == "slurm.job.name" })].Value != "last" {
 		t.Errorf("the last inherited slurm.job.name must win: %q", got)
 	}
-	if got, warns := AppendStrings(nil, &Vars{}, nil); len(got) != 0 || warns != nil {
+	if got, warns := new(Task).AppendStrings(nil, nil); len(got) != 0 || warns != nil {
 		t.Errorf("inactive: %q %v", got, warns)
 	}
 }
 
-// TestTask checks that a Task, reused, gives what VarsList and
-// AppendStrings give: ReadList and the method start from nothing.
+// TestTask checks that a Task, reused, gives what a new one gives:
+// ReadList and AppendStrings start from nothing.
 func TestTask(t *testing.T) {
 	kv := taskEnvWithCarrier(t)
 	env := VarsList(kv)
 	text, _ := env.Lookup(libcarrier.EnvVar)
 	inherited, _ := libcarrier.AppendParse(nil, text)
-	want, wantW := AppendStrings(nil, &env, inherited)
+	fresh := Task{Vars: env}
+	want, wantW := fresh.AppendStrings(nil, inherited)
 
 	var task Task
 	task.Vars.ReadList([]string{"SLURM_JOB_ID=1", "SLURM_JOB_NAME=other", "SLURM_NTASKS=x"})
@@ -171,24 +151,21 @@ func TestTask(t *testing.T) {
 }
 
 func TestAppendStringsAllocations(t *testing.T) {
-	env := VarsList(taskEnvWithCarrier(t))
-	text, _ := env.Lookup(libcarrier.EnvVar)
+	task := &Task{Vars: VarsList(taskEnvWithCarrier(t))}
+	text, _ := task.Vars.Lookup(libcarrier.EnvVar)
 	inherited, _ := libcarrier.AppendParse(nil, text)
-	buf := make([]libcarrier.KeyValue, 0, slurmKeyCount)
-	// The inherited carrierVar holds nv.dl.job.uuid: nothing to allocate.
-	if got := testing.AllocsPerRun(100, func() { AppendStrings(buf, &env, inherited) }); got != 0 {
+	buf := make([]libcarrier.KeyValue, 0, NumKeys)
+	// The inherited carrier holds nv.dl.job.uuid: nothing to allocate.
+	if got := testing.AllocsPerRun(100, func() { task.AppendStrings(buf, inherited) }); got != 0 {
 		t.Errorf("AppendStrings: %v allocations, want 0", got)
 	}
 }
 
-// TestSlurmKeys guards slurmKeys and its reverse, slurmKey.
-func TestSlurmKeys(t *testing.T) {
-	if !slices.IsSorted(slurmKeys[:]) || slices.Contains(slurmKeys[:], "") {
-		t.Errorf("slurmKeys are not in byte order, or one is missing: %q", slurmKeys)
-	}
-	for i, key := range slurmKeys {
-		if slurmKey(key) != i {
-			t.Errorf("slurmKey(%q) = %d, want %d", key, slurmKey(key), i)
+// TestKeyIndex guards keyIndex, the reverse of rules.
+func TestKeyIndex(t *testing.T) {
+	for i, r := range rules {
+		if keyIndex(r.key) != i {
+			t.Errorf("keyIndex(%q) = %d, want %d", r.key, keyIndex(r.key), i)
 		}
 	}
 }
@@ -203,10 +180,11 @@ func TestSetInStep(t *testing.T) {
 			if got := env.InStep(); got != inStep {
 				t.Errorf("SLURM_STEP_ID=%q, SetInStep(%v): InStep() = %v", stepID, inStep, got)
 			}
-			got, _ := AppendStrings(nil, &env, nil)
+			task := Task{Vars: env}
+			got, _ := task.AppendStrings(nil, nil)
 			head := false
 			for _, kv := range got {
-				head = head || kv.Key == KeySlurmHeadNodeName
+				head = head || kv.Key == "slurm.head_node.name"
 			}
 			if head == inStep {
 				t.Errorf("SLURM_STEP_ID=%q, SetInStep(%v): head node written %v", stepID, inStep, head)

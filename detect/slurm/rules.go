@@ -1,0 +1,91 @@
+package slurm
+
+//go:generate go test -run TestGenerated -update .
+
+import "github.com/spank-otel/spank-otel/uuidderive"
+
+// rule says how the detector fills one key of its allowlist when the
+// inherited carrier does not give it.
+type rule struct {
+	key string
+	// vars are the variables the local value comes from: the first that is
+	// non-empty. Integer keys (libcarrier.IsIntegerKey) take it in
+	// canonical form, or omit it, with a warning, when it is not one.
+	vars []string
+	// unset is the local value when every one of vars is unset or empty;
+	// "" for none.
+	unset string
+	// jobLevel: the value is written only outside a job step. A step's
+	// tasks run on other nodes too, where the variable names the wrong one.
+	jobLevel bool
+	// derive, when set, computes the local value instead of vars; ""
+	// means none. It must not read a variable that neither fixedVarNames nor a
+	// rule's vars name: a Vars holds nothing else.
+	derive func(env *Vars) string
+}
+
+// rules is the allowlist: every key the detector writes, and the only keys
+// it reads from an inherited OTEL_RESOURCE_ATTRIBUTES. Sorted by key,
+// bytewise, which is the order of a result.
+//
+// To add a key: its row here, `go generate` (which lists the new
+// variables in lookup_gen.go), and its case in keyCases (rules_test.go).
+// A key with integer values needs its line in libcarrier.IsIntegerKey too.
+var rules = [...]rule{
+	{key: "nv.dl.job.uuid", derive: deriveJobUUID},
+	{key: "nv.dl.run.uuid"}, // only ever inherited
+	{key: "slurm.array.count", vars: []string{"SLURM_ARRAY_TASK_COUNT"}, unset: "1"},
+	{key: "slurm.array.job_id", vars: []string{"SLURM_ARRAY_JOB_ID", "SLURM_JOB_ID"}},
+	{key: "slurm.array.sluid", vars: []string{"LENS_SLURM_ARRAY_SLUID", "NV_LAUNCH_ARRAY_SLUID"}},
+	{key: "slurm.array.task_id", vars: []string{"SLURM_ARRAY_TASK_ID"}, unset: "0"},
+	{key: "slurm.cluster.name", vars: []string{"SLURM_CLUSTER_NAME"}},
+	{key: "slurm.head_node.name", vars: []string{"SLURMD_NODENAME"}, jobLevel: true},
+	{key: "slurm.job.account", vars: []string{"SLURM_JOB_ACCOUNT"}},
+	{key: "slurm.job.id", derive: deriveJobID},
+	{key: "slurm.job.id.raw", vars: []string{"SLURM_JOB_ID"}},
+	{key: "slurm.job.name", vars: []string{"SLURM_JOB_NAME"}},
+	{key: "slurm.job.qos", vars: []string{"SLURM_JOB_QOS"}},
+	{key: "slurm.job.reservation", vars: []string{"SLURM_JOB_RESERVATION"}},
+	{key: "slurm.job.user", vars: []string{"SLURM_JOB_USER"}},
+	{key: "slurm.nnodes", vars: []string{"SLURM_JOB_NUM_NODES", "SLURM_NNODES"}},
+	{key: "slurm.ntasks", vars: []string{"SLURM_NTASKS"}},
+	{key: "slurm.partition", vars: []string{"SLURM_JOB_PARTITION", "SLURM_PARTITION"}},
+	{key: "slurm.restart_count", vars: []string{"SLURM_RESTART_COUNT"}, unset: "0"},
+	{key: "slurm.segment", vars: []string{"SLURM_SEGMENT"}},
+	// Slurm's own SLURM_JOB_SLUID (from 25.11) comes last: a launcher's
+	// value names the job as that launcher knows it.
+	{key: "slurm.sluid", vars: []string{"LENS_SLURM_SLUID", "NV_LAUNCH_SLUID", "SLURM_JOB_SLUID"}},
+	{key: "slurm.topology.addr", vars: []string{"SLURM_TOPOLOGY_ADDR"}},
+	{key: "slurm.topology.addr_pattern", vars: []string{"SLURM_TOPOLOGY_ADDR_PATTERN"}},
+}
+
+// NumKeys is the size of the allowlist: a result never holds more entries.
+const NumKeys = len(rules)
+
+// A result and the inherited keys seen are sets of one bit per key.
+var _ [32 - NumKeys]struct{}
+
+// IsKey reports whether key is one of the keys the Slurm detector writes
+// and reads from an inherited OTEL_RESOURCE_ATTRIBUTES: the slurm.* keys it
+// derives, plus nv.dl.job.uuid and nv.dl.run.uuid. Retired keys such as
+// slurm.nodelist, slurm.cluster and slurm.torchelastic.restart_count are
+// not in the list.
+func IsKey(key string) bool { return keyIndex(key) >= 0 }
+
+// deriveJobID is slurm.job.id: <SLURM_ARRAY_JOB_ID>_<SLURM_ARRAY_TASK_ID> for an
+// array element, the job id otherwise. An array element is recognised by
+// SLURM_ARRAY_TASK_ID being set, as for the job UUID.
+func deriveJobID(env *Vars) string {
+	if arrayJobID := env.value(varArrayJobID); env.has(varArrayTaskID) && arrayJobID != "" {
+		return arrayJobID + "_" + env.value(varArrayTaskID)
+	}
+	return env.value(varJobID)
+}
+
+// deriveJobUUID is nv.dl.job.uuid, derived by package uuidderive from the
+// values, not from env: as an Env, env would move to the heap.
+func deriveJobUUID(env *Vars) string {
+	job := uuidderive.JobVars{Cluster: env.value(varClusterName), JobID: env.value(varJobID),
+		ArrayJobID: env.value(varArrayJobID), ArrayTask: env.has(varArrayTaskID)}
+	return job.UUID().String()
+}

@@ -1,0 +1,106 @@
+package slurm
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/spank-otel/spank-otel/libcarrier"
+)
+
+// keyCases has one case per key of the allowlist: a job's environment that
+// sets what the key is derived from, and the value derived. A key added to
+// rules needs its case here: TestEveryKey fails for a key without one.
+var keyCases = []struct {
+	key  string
+	env  EnvMap // besides SLURM_JOB_ID=100
+	want string // "" for a key that is only ever inherited
+}{
+	{"nv.dl.job.uuid", EnvMap{"SLURM_CLUSTER_NAME": "c"}, jobUUID("c", "100")},
+	{"nv.dl.run.uuid", EnvMap{"TORCHELASTIC_RUN_ID": "r"}, ""},
+	{"slurm.array.count", EnvMap{"SLURM_ARRAY_TASK_COUNT": "4"}, "4"},
+	{"slurm.array.job_id", EnvMap{"SLURM_ARRAY_JOB_ID": "99", "SLURM_ARRAY_TASK_ID": "1"}, "99"},
+	{"slurm.array.sluid", EnvMap{"LENS_SLURM_ARRAY_SLUID": "as"}, "as"},
+	{"slurm.array.task_id", EnvMap{"SLURM_ARRAY_TASK_ID": "3"}, "3"},
+	{"slurm.cluster.name", EnvMap{"SLURM_CLUSTER_NAME": "c"}, "c"},
+	{"slurm.head_node.name", EnvMap{"SLURMD_NODENAME": "c1"}, "c1"},
+	{"slurm.job.account", EnvMap{"SLURM_JOB_ACCOUNT": "research"}, "research"},
+	{"slurm.job.id", EnvMap{"SLURM_ARRAY_JOB_ID": "99", "SLURM_ARRAY_TASK_ID": "1"}, "99_1"},
+	{"slurm.job.id.raw", EnvMap{"SLURM_ARRAY_JOB_ID": "99", "SLURM_ARRAY_TASK_ID": "1"}, "100"},
+	{"slurm.job.name", EnvMap{"SLURM_JOB_NAME": "train"}, "train"},
+	{"slurm.job.qos", EnvMap{"SLURM_JOB_QOS": "high"}, "high"},
+	{"slurm.job.reservation", EnvMap{"SLURM_JOB_RESERVATION": "maint"}, "maint"},
+	{"slurm.job.user", EnvMap{"SLURM_JOB_USER": "alice"}, "alice"},
+	{"slurm.nnodes", EnvMap{"SLURM_JOB_NUM_NODES": "2"}, "2"},
+	{"slurm.ntasks", EnvMap{"SLURM_NTASKS": "8"}, "8"},
+	{"slurm.partition", EnvMap{"SLURM_JOB_PARTITION": "gpu"}, "gpu"},
+	{"slurm.restart_count", EnvMap{"SLURM_RESTART_COUNT": "2"}, "2"},
+	{"slurm.segment", EnvMap{"SLURM_SEGMENT": "seg1"}, "seg1"},
+	{"slurm.sluid", EnvMap{"SLURM_JOB_SLUID": "sAWNM8RBK7JF00"}, "sAWNM8RBK7JF00"},
+	{"slurm.topology.addr", EnvMap{"SLURM_TOPOLOGY_ADDR": "sw0.c1"}, "sw0.c1"},
+	{"slurm.topology.addr_pattern", EnvMap{"SLURM_TOPOLOGY_ADDR_PATTERN": "switch.node"}, "switch.node"},
+}
+
+// TestEveryKey checks each key of the allowlist on its own: derived from
+// its case's environment, absent without a job, and inherited (an
+// inherited value wins over the local one).
+func TestEveryKey(t *testing.T) {
+	var covered []string
+	for _, c := range keyCases {
+		covered = append(covered, c.key)
+		t.Run(c.key, func(t *testing.T) {
+			env := with(c.env, "SLURM_JOB_ID", "100")
+			got, warns := Strings(env)
+			if value, ok := got[c.key]; value != c.want || ok != (c.want != "") || warns != nil {
+				t.Errorf("from %v: %s = %q, %v (warnings %v), want %q", env, c.key, value, ok, warns, c.want)
+			}
+			if got, _ := Strings(c.env); len(got) != 0 {
+				t.Errorf("without a job: %v", got)
+			}
+			inherited := "7" // a valid value of every key, integer or not
+			got, _ = Strings(with(env, carrierVar, c.key+"="+inherited))
+			if got[c.key] != inherited {
+				t.Errorf("inherited %s=%s: %q", c.key, inherited, got[c.key])
+			}
+		})
+	}
+	var keys []string
+	for _, r := range rules {
+		keys = append(keys, r.key)
+	}
+	if !slices.Equal(covered, keys) {
+		t.Errorf("keyCases cover %q,\nthe allowlist is %q: one case per key, in its order", covered, keys)
+	}
+}
+
+// TestRules checks the table itself: sorted by key, which is the order of
+// a result, each key with one way to its local value.
+func TestRules(t *testing.T) {
+	for i, r := range rules {
+		if i > 0 && rules[i-1].key >= r.key {
+			t.Errorf("rules: %q follows %q: not in byte order", r.key, rules[i-1].key)
+		}
+		if r.derive != nil && (r.vars != nil || r.unset != "") {
+			t.Errorf("rule %q: derive and vars both set", r.key)
+		}
+		if r.unset != "" && libcarrier.IsIntegerKey(r.key) {
+			if _, ok := libcarrier.ParseInteger(r.unset); !ok {
+				t.Errorf("rule %q: unset %q is not an integer", r.key, r.unset)
+			}
+		}
+	}
+	for i, name := range varNames {
+		if varIndex(name) != i {
+			t.Errorf("varIndex(%q) = %d, want %d", name, varIndex(name), i)
+		}
+	}
+	if !slices.Equal(varNames[:numFixedVars], fixedVarNames[:]) {
+		t.Errorf("varNames do not start with fixedVarNames: run go generate ./detect/slurm")
+	}
+	seen := map[string]bool{}
+	for _, name := range varNames {
+		if seen[name] {
+			t.Errorf("varNames hold %s twice", name)
+		}
+		seen[name] = true
+	}
+}

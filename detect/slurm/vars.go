@@ -1,0 +1,163 @@
+package slurm
+
+import (
+	"github.com/spank-otel/spank-otel/internal/strs"
+	"github.com/spank-otel/spank-otel/libcarrier"
+)
+
+// The variables that the detector's code reads by index, first in a Vars:
+// the inherited carrier, what slurm.job.id and the job UUID are derived
+// from, the step ids, and what package uuidderive reads for a run UUID.
+// The variables of the rules follow them, in varNames (lookup_gen.go).
+const (
+	varCarrier = iota
+	varJobID
+	varArrayJobID
+	varArrayTaskID
+	varClusterName
+	varStepID
+	varStepIDOld
+	varRestartCount
+	varTorchRestartCount
+	varTorchRunID
+
+	numFixedVars
+)
+
+// fixedVarNames are the names of the variables above, by index.
+var fixedVarNames = [numFixedVars]string{
+	varCarrier:           libcarrier.EnvVar,
+	varJobID:             "SLURM_JOB_ID",
+	varArrayJobID:        "SLURM_ARRAY_JOB_ID",
+	varArrayTaskID:       "SLURM_ARRAY_TASK_ID",
+	varClusterName:       "SLURM_CLUSTER_NAME",
+	varStepID:            "SLURM_STEP_ID",
+	varStepIDOld:         "SLURM_STEPID",
+	varRestartCount:      "SLURM_RESTART_COUNT",
+	varTorchRestartCount: "TORCHELASTIC_RESTART_COUNT",
+	varTorchRunID:        "TORCHELASTIC_RUN_ID",
+}
+
+// Vars.set has one bit per variable.
+var _ [64 - numVars]struct{}
+
+// Vars is the part of a task's environment that the Slurm detector and the
+// derivations of package uuidderive read: OTEL_RESOURCE_ATTRIBUTES and a
+// fixed set of about thirty SLURM_*, SLURMD_*, LENS_*, NV_LAUNCH_* and
+// TORCHELASTIC_* variables. Every other variable is unset in a Vars.
+//
+// [VarsList] fills a fixed array and does not allocate, where a map of the
+// whole environment would: it is the Env of the per-task path. The zero
+// Vars is an empty environment.
+type Vars struct {
+	values [numVars]string
+	set    uint64 // bit i: values[i] is set
+	step   stepOverride
+}
+
+// stepOverride is what SetInStep fixed; stepFromEnv until it is called.
+type stepOverride int8
+
+const (
+	stepFromEnv stepOverride = iota
+	stepJobLevel
+	stepInStep
+)
+
+// SetInStep fixes what [Vars.InStep] reports, whatever the step
+// variables say. The detector writes slurm.head_node.name only at the job
+// level, and a caller that also decides about other keys by the stage (the
+// plugin writes the topology only in a step) must make both decisions from
+// one answer.
+func (e *Vars) SetInStep(inStep bool) {
+	e.step = stepJobLevel
+	if inStep {
+		e.step = stepInStep
+	}
+}
+
+// InStep is the function [InStep] for e, unless [Vars.SetInStep] has fixed
+// the answer.
+func (e *Vars) InStep() bool {
+	switch e.step {
+	case stepJobLevel:
+		return false
+	case stepInStep:
+		return true
+	}
+	id := e.value(varStepID)
+	if id == "" {
+		id = e.value(varStepIDOld)
+	}
+	return isStepID(id)
+}
+
+// VarsList returns the Vars of "NAME=value" entries, such as the envp of
+// execve: an entry without '=' is ignored, and the first occurrence of a
+// name wins, as for getenv(3). Values share memory with kv.
+func VarsList(kv []string) Vars {
+	var e Vars
+	e.ReadList(kv)
+	return e
+}
+
+// ReadList sets e to the Vars of kv, as [VarsList] returns it, in place:
+// a Vars is about 500 bytes, and the per-task path keeps it off the stack.
+func (e *Vars) ReadList(kv []string) {
+	*e = Vars{}
+	for _, entry := range kv {
+		eq := strs.IndexByte(entry, '=')
+		if eq < 0 {
+			continue
+		}
+		if i := varIndex(entry[:eq]); i >= 0 && !e.has(i) {
+			e.put(i, entry[eq+1:])
+		}
+	}
+}
+
+// varsOf returns the Vars of env: the variables of env that a Vars holds.
+func varsOf(env Env) Vars {
+	if e, ok := env.(*Vars); ok {
+		return *e
+	}
+	var e Vars
+	for i, name := range varNames {
+		if v, ok := env.Lookup(name); ok {
+			e.put(i, v)
+		}
+	}
+	return e
+}
+
+// Lookup returns the value of the variable name and whether it is set.
+// A variable that a Vars does not hold is reported unset.
+func (e *Vars) Lookup(name string) (string, bool) {
+	i := varIndex(name)
+	if i < 0 {
+		return "", false
+	}
+	return e.values[i], e.has(i)
+}
+
+// has reports whether the variable of index i is set.
+func (e *Vars) has(i int) bool { return e.set&(1<<i) != 0 }
+
+// value returns the value of the variable of index i, "" when it is unset.
+func (e *Vars) value(i int) string { return e.values[i] }
+
+func (e *Vars) put(i int, value string) {
+	e.values[i] = value
+	e.set |= 1 << i
+}
+
+// firstOf returns the first non-empty value of the variables vars, and that
+// variable's index; "" and -1 when all are unset or empty.
+func (e *Vars) firstOf(vars []uint8) (value string, i int) {
+	for _, i := range vars {
+		if v := e.value(int(i)); v != "" {
+			return v, int(i)
+		}
+	}
+	return "", -1
+}
