@@ -185,7 +185,7 @@ func TestLoadOnlyLinksTheTaskPath(t *testing.T) {
 		return slices.Compact(names)
 	}
 	lib, loadOnly := funcs(buildLibrary(t)), funcs(buildLibrary(t, "-tags", "spankotel_loadonly"))
-	if !slices.Contains(loadOnly, "github.com/spank-otel/spank-otel/taskenv.Compute") {
+	if !slices.Contains(loadOnly, "github.com/spank-otel/spank-otel/internal/taskenv.Compute") {
 		t.Fatal("the load-only library does not link taskenv.Compute")
 	}
 	for _, name := range lib {

@@ -20,8 +20,8 @@ import (
 	"unsafe"
 
 	"github.com/spank-otel/spank-otel/internal/strs"
+	"github.com/spank-otel/spank-otel/internal/taskenv"
 	"github.com/spank-otel/spank-otel/libcarrier"
-	"github.com/spank-otel/spank-otel/taskenv"
 )
 
 // abiVersion changes whenever the C signature of an export changes; the

@@ -14,8 +14,8 @@ import (
 
 	"github.com/spank-otel/spank-otel/detect/slurm"
 	"github.com/spank-otel/spank-otel/internal/slurmtest"
+	"github.com/spank-otel/spank-otel/internal/taskenv"
 	"github.com/spank-otel/spank-otel/libcarrier"
-	"github.com/spank-otel/spank-otel/taskenv"
 )
 
 var stepEnv = []string{

@@ -51,3 +51,11 @@ func TestTestdataTaskEnv(t *testing.T) {
 		t.Errorf("task-env.txt has %d lines but %d distinct names", len(kv), len(m))
 	}
 }
+
+func BenchmarkEnvList(b *testing.B) {
+	kv := taskEnv(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = EnvList(kv)
+	}
+}

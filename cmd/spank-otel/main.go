@@ -26,8 +26,8 @@ import (
 
 	"github.com/spank-otel/spank-otel/detect"
 	"github.com/spank-otel/spank-otel/detect/nvidiasmi"
+	"github.com/spank-otel/spank-otel/internal/taskenv"
 	"github.com/spank-otel/spank-otel/libcarrier"
-	"github.com/spank-otel/spank-otel/taskenv"
 	"github.com/spank-otel/spank-otel/uuidderive"
 )
 

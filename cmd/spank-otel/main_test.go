@@ -11,7 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 	"gotest.tools/v3/assert"
 
-	"github.com/spank-otel/spank-otel/taskenv"
+	"github.com/spank-otel/spank-otel/internal/taskenv"
 )
 
 var slurmStep = []string{

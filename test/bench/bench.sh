@@ -173,8 +173,8 @@ fi
 # --- 3. Go benchmarks ---------------------------------------------------------
 if want 3; then
 say "3. Go benchmarks (ours and the OpenTelemetry Go SDK's environment detector on the same carrier)"
-show "go test -run='^\$' -bench=. -benchmem ./libcarrier ./detect ./taskenv"
-go test -run='^$' -bench=. -benchmem ./libcarrier ./detect ./taskenv | grep -E '^(Benchmark|ok)'
+show "go test -run='^\$' -bench=. -benchmem ./libcarrier ./detect/... ./internal/taskenv"
+go test -run='^$' -bench=. -benchmem ./libcarrier ./detect/... ./internal/taskenv | grep -E '^(Benchmark|ok)'
 fi
 
 # --- 4. Python comparison -----------------------------------------------------

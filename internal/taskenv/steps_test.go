@@ -5,7 +5,7 @@ import (
 
 	"gotest.tools/v3/assert"
 
-	"github.com/spank-otel/spank-otel/taskenv"
+	"github.com/spank-otel/spank-otel/internal/taskenv"
 )
 
 // TestBatchScriptOf2605 covers Slurm 26.05, which sets SLURM_STEP_ID=-5 in
