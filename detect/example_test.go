@@ -2,23 +2,23 @@ package detect_test
 
 import (
 	"fmt"
+	"os"
 
 	"github.com/spank-otel/spank-otel/detect"
 )
 
 func ExampleLocal() {
-	attrs := detect.Local(detect.EnvMap{"CUDA_VISIBLE_DEVICES": "0,1,2,3"}, detect.LocalOptions{
-		Hostname: func() (string, error) { return "c1", nil },
-		PID:      4711,
-	})
-	fmt.Println(attrs)
+	attrs := detect.Local(detect.EnvMap{"CUDA_VISIBLE_DEVICES": "0,1,2,3"}, detect.Options{})
+	fmt.Println(attrs["host.gpu.count"])
+	fmt.Println(attrs["process.pid"] == int64(os.Getpid()))
 	// Output:
-	// map[host.gpu.count:4 host.name:c1 process.pid:4711]
+	// 4
+	// true
 }
 
 func ExampleKubernetes() {
 	env := detect.EnvMap{"KUBERNETES_SERVICE_HOST": "10.96.0.1", "K8S_NAMESPACE": "ml", "HOSTNAME": "trainer-0"}
-	fmt.Println(detect.Kubernetes(env, detect.KubernetesOptions{}))
+	fmt.Println(detect.Kubernetes(env))
 	// Output:
 	// map[k8s.namespace.name:ml k8s.pod.name:trainer-0]
 }

@@ -1,18 +1,5 @@
 package detect
 
-import "os"
-
-// serviceAccountDir exists in every pod that mounts Kubernetes secrets.
-const serviceAccountDir = "/var/run/secrets/kubernetes.io"
-
-// KubernetesOptions are the system queries of [Kubernetes]. The zero value
-// queries the real system.
-type KubernetesOptions struct {
-	// SecretsDirExists reports whether /var/run/secrets/kubernetes.io
-	// exists; nil means asking the file system.
-	SecretsDirExists func() bool
-}
-
 // Kubernetes returns the pod's identity when the process runs in Kubernetes:
 // when env sets KUBERNETES_SERVICE_HOST (to any value) or
 // /var/run/secrets/kubernetes.io exists. Otherwise the result is empty.
@@ -22,13 +9,9 @@ type KubernetesOptions struct {
 // K8S_POD_UID, K8S_NODE_NAME, K8S_CONTAINER_NAME and K8S_JOB_NAME. HOSTNAME,
 // which Kubernetes sets to the pod name, replaces K8S_POD_NAME only when that
 // is unset. Empty values are omitted.
-func Kubernetes(env Env, opts KubernetesOptions) Attributes {
-	exists := opts.SecretsDirExists
-	if exists == nil {
-		exists = secretsDirExists
-	}
+func Kubernetes(env Env) Attributes {
 	out := Attributes{}
-	if !isSet(env, "KUBERNETES_SERVICE_HOST") && !exists() {
+	if !isSet(env, "KUBERNETES_SERVICE_HOST") && !secretsDirExists() {
 		return out
 	}
 	podName, ok := env.Lookup("K8S_POD_NAME")
@@ -48,9 +31,4 @@ func Kubernetes(env Env, opts KubernetesOptions) Attributes {
 		}
 	}
 	return out
-}
-
-func secretsDirExists() bool {
-	_, err := os.Stat(serviceAccountDir)
-	return err == nil
 }

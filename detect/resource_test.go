@@ -1,30 +1,26 @@
-package detect
+package detect_test
 
 import (
 	"reflect"
 	"testing"
+
+	"github.com/spank-otel/spank-otel/detect"
 )
 
 func TestResource(t *testing.T) {
-	opts := ResourceOptions{
-		Local: LocalOptions{
-			Hostname:  func() (string, error) { return "c1", nil },
-			PID:       42,
-			CountGPUs: func() (int, bool) { return 0, false },
-		},
-		Kubernetes: KubernetesOptions{SecretsDirExists: func() bool { return false }},
-	}
+	detect.SetSystem(t, "c1", nil, 42, false)
+	opts := detect.Options{CountGPUs: func() (int, bool) { return 0, false }}
 	tests := []struct {
 		name  string
-		env   EnvMap
-		want  Attributes
+		env   detect.EnvMap
+		want  detect.Attributes
 		warns []string
 	}{
-		{"local only", EnvMap{"TORCHELASTIC_RUN_ID": "r"}, Attributes{"host.name": "c1", "process.pid": int64(42)}, nil},
+		{"local only", detect.EnvMap{"TORCHELASTIC_RUN_ID": "r"}, detect.Attributes{"host.name": "c1", "process.pid": int64(42)}, nil},
 		{"local, Slurm and Kubernetes",
-			EnvMap{"SLURM_JOB_ID": "7", "SLURM_CLUSTER_NAME": "c", "SLURM_NTASKS": "x", "CUDA_VISIBLE_DEVICES": "0,1",
+			detect.EnvMap{"SLURM_JOB_ID": "7", "SLURM_CLUSTER_NAME": "c", "SLURM_NTASKS": "x", "CUDA_VISIBLE_DEVICES": "0,1",
 				"KUBERNETES_SERVICE_HOST": "10.0.0.1", "K8S_POD_NAME": "p"},
-			Attributes{
+			detect.Attributes{
 				"host.name": "c1", "process.pid": int64(42), "host.gpu.count": int64(2),
 				"slurm.job.id": "7", "slurm.job.id.raw": "7", "slurm.array.job_id": "7", "slurm.array.task_id": "0",
 				"slurm.array.count": int64(1), "slurm.restart_count": int64(0), "slurm.cluster.name": "c",
@@ -35,7 +31,7 @@ func TestResource(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, warns := Resource(tt.env, opts)
+			got, warns := detect.Resource(tt.env, opts)
 			if !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("Resource = %v, want %v", got, tt.want)
 			}

@@ -184,19 +184,18 @@ func TestDefaultAttributesWithSDK(t *testing.T) {
 	defaults, warns := DefaultAttributes(Options{Env: env, RunID: "run", ServiceVersion: "0.1.0"})
 	res, err := resource.New(context.Background(),
 		resource.WithAttributes(defaults...),
-		resource.WithDetectors(NewDetector(env, WithResourceOptions(system))))
+		resource.WithDetectors(NewDetector(env, WithDetectOptions(options))))
 	if !errors.Is(err, resource.ErrPartialResource) || !strings.Contains(err.Error(), `"slurm.nnodes"`) {
 		t.Errorf("resource.New: %v, want a partial-resource error for slurm.nnodes=x", err)
 	}
 	want := map[string]any{
 		"service.name": "megatron-lm", "service.version": "0.1.0", "nemo.run.id": "run",
-		"service.instance.id": "run-rank3", "nv.dl.rank": int64(3), "nv.dl.world_size": int64(8),
-		"host.name": "c1", "process.pid": int64(31337), "host.gpu.count": int64(1),
+		"service.instance.id": "run-rank3", "nv.dl.rank": int64(3), "nv.dl.world_size": int64(8), "host.gpu.count": int64(1),
 		"slurm.job.id": "12345", "slurm.job.id.raw": "12345", "slurm.array.job_id": "12345", "slurm.array.task_id": "0",
 		"slurm.array.count": int64(1), "slurm.restart_count": int64(0), "slurm.cluster.name": "cluster-a",
 		"slurm.nnodes": int64(2), "nv.dl.job.uuid": "be34ba0f-41ed-5d53-84c1-e3f3dd25bfd7",
 	}
-	if got := values(res.Attributes()); !reflect.DeepEqual(got, want) {
+	if got, want := values(res.Attributes()), local(t, want); !reflect.DeepEqual(got, want) {
 		t.Errorf("resource =\n%v\nwant\n%v", got, want)
 	}
 	// The detector reports the invalid slurm.nnodes, not DefaultAttributes.

@@ -19,7 +19,7 @@ import (
 // on the process environment.
 type Detector struct {
 	env  detect.Env
-	opts detect.ResourceOptions
+	opts detect.Options
 	// countGPUs counts with nvidia-smi under the context of Detect, when
 	// the options have no counter of their own.
 	countGPUs func(context.Context) (int, bool)
@@ -30,10 +30,10 @@ var _ resource.Detector = (*Detector)(nil)
 // DetectorOption configures a [Detector].
 type DetectorOption func(*Detector)
 
-// WithResourceOptions sets the system queries of the detectors (host name,
-// process id, GPU count, Kubernetes secrets); by default the real system is
-// asked.
-func WithResourceOptions(opts detect.ResourceOptions) DetectorOption {
+// WithDetectOptions sets the options of the detectors: how GPUs are
+// counted when CUDA_VISIBLE_DEVICES is unset. By default nvidia-smi counts
+// them, within the context of Detect.
+func WithDetectOptions(opts detect.Options) DetectorOption {
 	return func(d *Detector) { d.opts = opts }
 }
 
@@ -48,7 +48,7 @@ func NewDetector(env detect.Env, opts ...DetectorOption) *Detector {
 	for _, o := range opts {
 		o(d)
 	}
-	if d.opts.Local.CountGPUs == nil {
+	if d.opts.CountGPUs == nil {
 		// Without CUDA_VISIBLE_DEVICES, a Go program asks nvidia-smi.
 		d.countGPUs = nvidiasmi.CountGPUsContext
 	}
@@ -70,7 +70,7 @@ func (d *Detector) Detect(ctx context.Context) (*resource.Resource, error) {
 	opts := d.opts
 	if d.countGPUs != nil {
 		// nvidia-smi can hang; the caller's deadline bounds it.
-		opts.Local.CountGPUs = func() (int, bool) { return d.countGPUs(ctx) }
+		opts.CountGPUs = func() (int, bool) { return d.countGPUs(ctx) }
 	}
 	attrs, warns := detect.Resource(d.env, opts)
 	res := resource.NewSchemaless(KeyValues(attrs)...)

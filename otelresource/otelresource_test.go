@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"maps"
+	"os"
 	"reflect"
 	"slices"
 	"strings"
@@ -27,20 +28,26 @@ func values(kvs []attribute.KeyValue) map[string]any {
 	return m
 }
 
-// system fixes the system queries so that results do not depend on the host.
-var system = detect.ResourceOptions{
-	Local: detect.LocalOptions{
-		Hostname:  func() (string, error) { return "c1", nil },
-		PID:       31337,
-		CountGPUs: func() (int, bool) { return 8, true },
-	},
-	Kubernetes: detect.KubernetesOptions{SecretsDirExists: func() bool { return false }},
+// options count 8 GPUs, so that results do not depend on nvidia-smi.
+var options = detect.Options{CountGPUs: func() (int, bool) { return 8, true }}
+
+// local returns want with the host's name and this process's id added, as
+// the local detector finds them.
+func local(t testing.TB, want map[string]any) map[string]any {
+	t.Helper()
+	name, err := os.Hostname()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := maps.Clone(want)
+	out["host.name"] = name
+	out["process.pid"] = int64(os.Getpid())
+	return out
 }
 
 // taskWant is what the detector finds in the shared task environment.
+// The host name and process id are added by local.
 var taskWant = map[string]any{
-	"host.name":                   "c1",
-	"process.pid":                 int64(31337),
 	"host.gpu.count":              int64(2), // CUDA_VISIBLE_DEVICES=0,1
 	"slurm.job.id":                "4242",
 	"slurm.job.id.raw":            "4242",
@@ -73,11 +80,11 @@ func TestDetectorWithSDK(t *testing.T) {
 	}{
 		{"task", detect.EnvList(slurmtest.TaskEnv(t)), taskWant, nil},
 		{"task with inherited carrier", detect.EnvList(slurmtest.TaskEnvWithCarrier(t)), withHead, nil},
-		{"nil environment", nil, map[string]any{"host.name": "c1", "process.pid": int64(31337), "host.gpu.count": int64(8)}, nil},
+		{"nil environment", nil, map[string]any{"host.gpu.count": int64(8)}, nil},
 		{"kubernetes", detect.EnvMap{"KUBERNETES_SERVICE_HOST": "10.96.0.1", "K8S_POD_NAME": "p", "CUDA_VISIBLE_DEVICES": ""},
-			map[string]any{"host.name": "c1", "process.pid": int64(31337), "host.gpu.count": int64(0), "k8s.pod.name": "p"}, nil},
+			map[string]any{"host.gpu.count": int64(0), "k8s.pod.name": "p"}, nil},
 		{"partial", detect.EnvMap{"SLURM_JOB_ID": "7", "SLURM_NTASKS": "many", libcarrier.EnvVar: "slurm.nnodes=x,nv.dl.run.uuid=R"},
-			map[string]any{"host.name": "c1", "process.pid": int64(31337), "host.gpu.count": int64(8),
+			map[string]any{"host.gpu.count": int64(8),
 				"slurm.job.id": "7", "slurm.job.id.raw": "7", "slurm.array.job_id": "7", "slurm.array.task_id": "0",
 				"slurm.array.count": int64(1), "slurm.restart_count": int64(0), "nv.dl.run.uuid": "R",
 				"nv.dl.job.uuid": slurmtest.JobUUID("nocluster", "7")},
@@ -85,10 +92,10 @@ func TestDetectorWithSDK(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			d := NewDetector(tt.env, WithResourceOptions(system))
+			d := NewDetector(tt.env, WithDetectOptions(options))
 			res, err := resource.New(ctx, resource.WithDetectors(d))
-			if got := values(res.Attributes()); !reflect.DeepEqual(got, tt.want) {
-				t.Errorf("resource =\n%v\nwant\n%v", got, tt.want)
+			if got, want := values(res.Attributes()), local(t, tt.want); !reflect.DeepEqual(got, want) {
+				t.Errorf("resource =\n%v\nwant\n%v", got, want)
 			}
 			if res.SchemaURL() != "" {
 				t.Errorf("schema URL %q, want none", res.SchemaURL())
@@ -118,7 +125,7 @@ func TestDetectorWithSDK(t *testing.T) {
 }
 
 func TestDetectorMergesWithSDKDetectors(t *testing.T) {
-	d := NewDetector(detect.EnvMap{"SLURM_JOB_ID": "7", "SLURM_CLUSTER_NAME": "c"}, WithResourceOptions(system))
+	d := NewDetector(detect.EnvMap{"SLURM_JOB_ID": "7", "SLURM_CLUSTER_NAME": "c"}, WithDetectOptions(options))
 	res, err := resource.New(context.Background(), resource.WithTelemetrySDK(), resource.WithDetectors(d))
 	if err != nil {
 		t.Fatal(err)
@@ -135,7 +142,7 @@ func TestDetectorMergesWithSDKDetectors(t *testing.T) {
 func TestDetectorCanceled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	res, err := NewDetector(detect.EnvMap{}, WithResourceOptions(system)).Detect(ctx)
+	res, err := NewDetector(detect.EnvMap{}, WithDetectOptions(options)).Detect(ctx)
 	if res != nil || !errors.Is(err, context.Canceled) {
 		t.Errorf("Detect = %v, %v; want nil, context.Canceled", res, err)
 	}
@@ -183,8 +190,7 @@ func TestDetectorCountsGPUsUnderItsContext(t *testing.T) {
 		t.Errorf("host.gpu.count = %v, %v", v, ok)
 	}
 	// A counter of the caller's own replaces nvidia-smi.
-	d = NewDetector(detect.EnvMap{}, WithResourceOptions(detect.ResourceOptions{
-		Local: detect.LocalOptions{CountGPUs: func() (int, bool) { return 1, true }}}))
+	d = NewDetector(detect.EnvMap{}, WithDetectOptions(detect.Options{CountGPUs: func() (int, bool) { return 1, true }}))
 	if d.countGPUs != nil {
 		t.Error("nvidia-smi would still be asked")
 	}

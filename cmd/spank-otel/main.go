@@ -217,8 +217,8 @@ func (c *cli) detect(args []string) int {
 	if !c.noArgs("detect", args) {
 		return exitUsage
 	}
-	attrs, warnings := detect.Resource(detect.EnvList(c.env), detect.ResourceOptions{
-		Local: detect.LocalOptions{CountGPUs: nvidiasmi.CountGPUs},
+	attrs, warnings := detect.Resource(detect.EnvList(c.env), detect.Options{
+		CountGPUs: nvidiasmi.CountGPUs,
 	})
 	c.warn(warnings)
 	return c.printJSON(attrs)

@@ -19,7 +19,7 @@ const Timeout = 10 * time.Second
 
 // CountGPUs counts the GPUs that `nvidia-smi -L` lists, with nvidia-smi
 // found on the process PATH. It reports false when nvidia-smi is not there,
-// fails or times out. Its signature fits detect.LocalOptions.CountGPUs.
+// fails or times out. Its signature fits detect.Options.CountGPUs.
 func CountGPUs() (int, bool) {
 	return CountGPUsContext(context.Background())
 }
