@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spank-otel/spank-otel/internal/carriertest"
 	"github.com/spank-otel/spank-otel/libcarrier"
 )
 
@@ -69,14 +70,14 @@ func checkAppendParse(t *testing.T, s string) {
 }
 
 func TestAppendParseMatchesParse(t *testing.T) {
-	for _, s := range hostile {
+	for _, s := range carriertest.Hostile {
 		checkAppendParse(t, s)
 	}
 	checkAppendParse(t, "c=3,b=%41,a=1,b=2,a=%2C%2c,c=")
 }
 
 func FuzzAppendParse(f *testing.F) {
-	for _, s := range hostile {
+	for _, s := range carriertest.Hostile {
 		f.Add(s)
 	}
 	f.Add("c=3,b=%41,a=1,b=2,a=%2C%2c,c=")
@@ -174,7 +175,7 @@ func FuzzFormatList(f *testing.F) {
 	f.Add(" k\nk\nk \n\tk\n k", "lead\x00plain\x00trail\x00tab\x00again")
 	f.Add("a,b\na=b\na%b\n\x00\né\nok", "1\x002\x003\x004\x005\x006")
 	f.Add("v\nv\nw", "\xff\x00ok\x00"+strings.Repeat("é", 200))
-	for _, s := range hostile {
+	for _, s := range carriertest.Hostile {
 		f.Add("k", s)
 	}
 	f.Fuzz(func(t *testing.T, keys, values string) {

@@ -19,5 +19,7 @@
 // values are authoritative. If resource.WithFromEnv is used too, put it
 // first, or it replaces the typed values with the strings of the carrier.
 //
-// This is the only package of the module that imports the SDK.
+// The package is a module of its own, github.com/spank-otel/spank-otel/otelresource,
+// so that the module of the plugin and of the other packages does not
+// depend on the SDK.
 package otelresource

@@ -175,6 +175,9 @@ if want 3; then
 say "3. Go benchmarks (ours and the OpenTelemetry Go SDK's environment detector on the same carrier)"
 show "go test -run='^\$' -bench=. -benchmem ./libcarrier ./detect/... ./internal/taskenv"
 go test -run='^$' -bench=. -benchmem ./libcarrier ./detect/... ./internal/taskenv | grep -E '^(Benchmark|ok)'
+# The SDK's side, in the module that depends on it.
+show "(cd test/sdkinterop && go test -run='^\$' -bench=. -benchmem .)"
+(cd test/sdkinterop && go test -run='^$' -bench=. -benchmem .) | grep -E '^(Benchmark|ok)'
 fi
 
 # --- 4. Python comparison -----------------------------------------------------

@@ -1,8 +1,7 @@
-package libcarrier_test
+package sdkinterop_test
 
 import (
 	"context"
-	"fmt"
 	"maps"
 	"strings"
 	"testing"
@@ -10,51 +9,9 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/resource"
 
+	"github.com/spank-otel/spank-otel/internal/carriertest"
 	"github.com/spank-otel/spank-otel/libcarrier"
 )
-
-// hostileAttributes is a corpus of keys and values that parsers disagree
-// on; every one of them is representable.
-func hostileAttributes() map[string]string {
-	m := map[string]string{
-		"lead.space":                 "  x",
-		"trail.space":                "x  ",
-		"both.space":                 "  x  ",
-		"only.space":                 "   ",
-		"empty":                      "",
-		"nonascii.e":                 "é",
-		"nonascii.ja":                "日本",
-		"nonascii.emoji":             "😀",
-		"nonascii.mix":               " é日本😀 ",
-		"percent":                    "%",
-		"percent.escape":             "%2C",
-		"percent.double":             "%%41",
-		"percent.trunc":              "x%4",
-		"plus":                       "+",
-		"plus.space":                 "a+b c",
-		"comma":                      ",",
-		"equals":                     "=",
-		"pair":                       "a=b,c=d",
-		"semicolon":                  ";",
-		"backslash":                  `\`,
-		"quote":                      `"`,
-		"tab":                        "\t",
-		"tab.inner":                  "a\tb",
-		"tab.ends":                   "\tx\t",
-		"newline":                    "\n",
-		"crlf":                       "x\r\n",
-		"long.300":                   strings.Repeat("v", 300),
-		"long.mixed":                 strings.Repeat("é,=%+ ", 30),
-		"key:with/punct@":            "1",
-		"~!#$&'()*+-./:<>?@[]^_`{|}": "punctuation key",
-		strings.Repeat("k", 255):     "longest key",
-	}
-	for c := 0x20; c <= 0x7e; c++ {
-		m[fmt.Sprintf("ascii.alone.%02x", c)] = string(rune(c))
-		m[fmt.Sprintf("ascii.embedded.%02x", c)] = "a" + string(rune(c)) + "b"
-	}
-	return m
-}
 
 // sdkAttributes builds a Resource from the environment with the SDK and
 // returns its attributes; every one must be a string.
@@ -77,7 +34,7 @@ func sdkAttributes(t testing.TB, carrier string) map[string]string {
 }
 
 func TestSDKReadsFormattedValues(t *testing.T) {
-	want := hostileAttributes()
+	want := carriertest.HostileAttributes()
 	carrier, warns := libcarrier.FormatStrings(want)
 	for _, w := range warns {
 		if !strings.Contains(w.Message, "over 255") {
@@ -116,9 +73,9 @@ func TestSDKReadsFormattedValues(t *testing.T) {
 // SDK's decoder read the same attributes.
 func TestParseAgreesWithSDK(t *testing.T) {
 	inputs := []string{""}
-	inputs = append(inputs, hostile...)
+	inputs = append(inputs, carriertest.Hostile...)
 	inputs = append(inputs, "slurm.job.id=42,slurm.job.name=train run,nv.dl.rank= 3 ,x=%E6%97%A5%zz+")
-	whole, _ := libcarrier.FormatStrings(hostileAttributes())
+	whole, _ := libcarrier.FormatStrings(carriertest.HostileAttributes())
 	inputs = append(inputs, whole)
 	for _, in := range inputs {
 		parsed, _ := libcarrier.Parse(in)
@@ -135,7 +92,7 @@ func TestParseAgreesWithSDK(t *testing.T) {
 
 // FuzzSDKAgreement extends TestParseAgreesWithSDK to arbitrary input.
 func FuzzSDKAgreement(f *testing.F) {
-	for _, s := range hostile {
+	for _, s := range carriertest.Hostile {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
