@@ -13,7 +13,6 @@ import (
 	"github.com/spank-otel/spank-otel/libcarrier"
 )
 
-
 func FuzzParse(f *testing.F) {
 	for _, s := range carriertest.Hostile {
 		f.Add(s)

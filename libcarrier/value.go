@@ -22,34 +22,41 @@ func text(v any) (string, string) {
 		return v, ""
 	case bool:
 		return strconv.FormatBool(v), ""
-	case int:
-		return strconv.FormatInt(int64(v), 10), ""
-	case int8:
-		return strconv.FormatInt(int64(v), 10), ""
-	case int16:
-		return strconv.FormatInt(int64(v), 10), ""
-	case int32:
-		return strconv.FormatInt(int64(v), 10), ""
-	case int64:
-		return strconv.FormatInt(v, 10), ""
-	case uint:
-		return strconv.FormatUint(uint64(v), 10), ""
-	case uint8:
-		return strconv.FormatUint(uint64(v), 10), ""
-	case uint16:
-		return strconv.FormatUint(uint64(v), 10), ""
-	case uint32:
-		return strconv.FormatUint(uint64(v), 10), ""
-	case uint64:
-		return strconv.FormatUint(v, 10), ""
-	case uintptr:
-		return strconv.FormatUint(uint64(v), 10), ""
 	case float32:
 		return formatFloat(float64(v), 32)
 	case float64:
 		return formatFloat(v, 64)
 	}
+	if s, ok := integerText(v); ok {
+		return s, ""
+	}
 	return "", "value of type " + typeName(v) + " is not supported: dropped"
+}
+
+// integerText returns v in base 10 when it holds a value of one of Go's
+// integer types; a type defined on one, such as time.Duration, is not one.
+func integerText(v any) (string, bool) {
+	for _, try := range [...]func(any) (string, bool){
+		base10[int], base10[int8], base10[int16], base10[int32], base10[int64],
+		base10[uint], base10[uint8], base10[uint16], base10[uint32], base10[uint64], base10[uintptr],
+	} {
+		if s, ok := try(v); ok {
+			return s, true
+		}
+	}
+	return "", false
+}
+
+// base10 returns v in base 10 if it holds a T.
+func base10[T int | int8 | int16 | int32 | int64 | uint | uint8 | uint16 | uint32 | uint64 | uintptr](v any) (string, bool) {
+	n, ok := v.(T)
+	switch {
+	case !ok:
+		return "", false
+	case n < 0:
+		return strconv.FormatInt(int64(n), 10), true
+	}
+	return strconv.FormatUint(uint64(n), 10), true
 }
 
 // formatFloat writes the shortest text that parses back to f at the given

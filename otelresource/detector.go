@@ -129,30 +129,6 @@ func keyValue(k string, v any) (kv attribute.KeyValue, ok bool) {
 	switch v := v.(type) {
 	case string:
 		return attribute.String(k, v), true
-	case int64:
-		return attribute.Int64(k, v), true
-	case int:
-		return attribute.Int64(k, int64(v)), true
-	case int32:
-		return attribute.Int64(k, int64(v)), true
-	case int16:
-		return attribute.Int64(k, int64(v)), true
-	case int8:
-		return attribute.Int64(k, int64(v)), true
-	case uint8:
-		return attribute.Int64(k, int64(v)), true
-	case uint16:
-		return attribute.Int64(k, int64(v)), true
-	case uint32:
-		return attribute.Int64(k, int64(v)), true
-	case uint:
-		if uint64(v) <= math.MaxInt64 {
-			return attribute.Int64(k, int64(v)), true
-		}
-	case uint64:
-		if v <= math.MaxInt64 {
-			return attribute.Int64(k, int64(v)), true
-		}
 	case bool:
 		return attribute.Bool(k, v), true
 	case float64:
@@ -160,5 +136,22 @@ func keyValue(k string, v any) (kv attribute.KeyValue, ok bool) {
 	case float32:
 		return attribute.Float64(k, float64(v)), true
 	}
+	for _, try := range [...]func(any) (int64, bool){
+		asInt64[int64], asInt64[int], asInt64[int32], asInt64[int16], asInt64[int8],
+		asInt64[uint], asInt64[uint64], asInt64[uint32], asInt64[uint16], asInt64[uint8],
+	} {
+		if n, ok := try(v); ok {
+			return attribute.Int64(k, n), true
+		}
+	}
 	return attribute.KeyValue{}, false
+}
+
+// asInt64 returns v as an int64 if it holds a T within the int64 range.
+func asInt64[T int | int8 | int16 | int32 | int64 | uint | uint8 | uint16 | uint32 | uint64](v any) (int64, bool) {
+	n, ok := v.(T)
+	if !ok || n > 0 && uint64(n) > math.MaxInt64 {
+		return 0, false
+	}
+	return int64(n), true
 }

@@ -48,7 +48,14 @@ type command struct {
 	args    string
 	summary string
 	run     func(c *cli, args []string) int
-	flags   func(fs *flag.FlagSet, c *cli)
+	flag    *stringFlag // the one flag the command takes, if any
+}
+
+// stringFlag is a command's flag, --name VALUE, stored in the field of the
+// invocation that value returns.
+type stringFlag struct {
+	name, usage string
+	value       func(c *cli) *string
 }
 
 // cli carries one invocation's inputs and outputs; nothing is global so
@@ -62,23 +69,21 @@ type cli struct {
 }
 
 func commands() []command {
+	stage := &stringFlag{"stage", "treat the environment as the batch script (sbatch) or a step's task (task); default: from SLURM_STEP_ID",
+		func(c *cli) *string { return &c.stage }}
+	runID := &stringFlag{"run-id", "run id to use outside Slurm (default: $TORCHELASTIC_RUN_ID)",
+		func(c *cli) *string { return &c.runID }}
 	return []command{
-		{name: "task-env", summary: "print the OTEL_RESOURCE_ATTRIBUTES value the plugin would write for this environment",
-			run: (*cli).taskEnv},
-		{name: "export", args: "[--stage sbatch|task]", summary: "print it as a shell export line, for eval in a batch script or TaskProlog",
-			run: (*cli).export,
-			flags: func(fs *flag.FlagSet, c *cli) {
-				fs.StringVar(&c.stage, "stage", "", "treat the environment as the batch script (sbatch) or a step's task (task); default: from SLURM_STEP_ID")
-			}},
-		{name: "decode", args: "[VALUE]", summary: "decode VALUE (default: $OTEL_RESOURCE_ATTRIBUTES) into a JSON object of strings",
-			run: (*cli).decode},
-		{name: "detect", summary: "print the detected resource (local, Slurm, Kubernetes) as a JSON object",
-			run: (*cli).detect},
-		{name: "run-uuid", args: "[--run-id ID]", summary: "print the run (attempt) UUID of this job or run",
-			run: (*cli).runUUID,
-			flags: func(fs *flag.FlagSet, c *cli) {
-				fs.StringVar(&c.runID, "run-id", "", "run id to use outside Slurm (default: $TORCHELASTIC_RUN_ID)")
-			}},
+		{name: "task-env", run: (*cli).taskEnv,
+			summary: "print the OTEL_RESOURCE_ATTRIBUTES value the plugin would write for this environment"},
+		{name: "export", args: "[--stage sbatch|task]", run: (*cli).export, flag: stage,
+			summary: "print it as a shell export line, for eval in a batch script or TaskProlog"},
+		{name: "decode", args: "[VALUE]", run: (*cli).decode,
+			summary: "decode VALUE (default: $OTEL_RESOURCE_ATTRIBUTES) into a JSON object of strings"},
+		{name: "detect", run: (*cli).detect,
+			summary: "print the detected resource (local, Slurm, Kubernetes) as a JSON object"},
+		{name: "run-uuid", args: "[--run-id ID]", run: (*cli).runUUID, flag: runID,
+			summary: "print the run (attempt) UUID of this job or run"},
 	}
 }
 
@@ -113,8 +118,8 @@ func run(args, env []string, maxEnvBytes int, stdout, stderr io.Writer) int {
 			fmt.Fprintf(fs.Output(), "Usage: spank-otel %s %s\n\n%s.\n", cmd.name, cmd.args, cmd.summary)
 			fs.PrintDefaults()
 		}
-		if cmd.flags != nil {
-			cmd.flags(fs, c)
+		if f := cmd.flag; f != nil {
+			fs.StringVar(f.value(c), f.name, "", f.usage)
 		}
 		if err := fs.Parse(args[1:]); err != nil {
 			if errors.Is(err, flag.ErrHelp) {

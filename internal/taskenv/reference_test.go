@@ -71,14 +71,7 @@ func reference(env []string, opts Options) Result {
 		return Result{Warnings: warnings, Dropped: dropped}
 	}
 	value, formatWarnings := libcarrier.FormatStrings(inherited)
-	warnings = append(warnings, formatWarnings...)
-	if value == "" {
-		return Result{Changed: true, Unset: true, Warnings: warnings, Dropped: dropped}
-	}
-	if reason := tooLarge(env, inheritedText, inheritedSet, value, opts.MaxEnvBytes); reason != "" {
-		return Result{Warnings: warnings, Dropped: dropped, Reason: reason}
-	}
-	return Result{Value: value, Changed: true, Warnings: warnings, Dropped: dropped}
+	return outcome(env, inheritedText, inheritedSet, value, opts.MaxEnvBytes, append(warnings, formatWarnings...), dropped)
 }
 
 // unwritable deletes from m, in key order, the entries that FormatStrings

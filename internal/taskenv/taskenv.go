@@ -182,11 +182,17 @@ func Compute(env []string, opts Options) Result {
 	// Inherited and Slurm entries are repaired, so nothing is dropped here;
 	// the warnings are about long values, which are written.
 	value, formatWarnings := text.FormatList(out)
-	warnings = append(warnings, formatWarnings...)
+	return outcome(env, inheritedText, inheritedSet, value, opts.MaxEnvBytes, append(warnings, formatWarnings...), dropped)
+}
+
+// outcome is the Result for a task of environment env whose carrier, set
+// or not (oldSet) to oldValue, changes to value: unset when value is
+// empty, left as it was when value would not fit execve.
+func outcome(env []string, oldValue string, oldSet bool, value string, maxEnvBytes int, warnings, dropped []libcarrier.Warning) Result {
 	if value == "" {
 		return Result{Changed: true, Unset: true, Warnings: warnings, Dropped: dropped}
 	}
-	if reason := tooLarge(env, inheritedText, inheritedSet, value, opts.MaxEnvBytes); reason != "" {
+	if reason := tooLarge(env, oldValue, oldSet, value, maxEnvBytes); reason != "" {
 		return Result{Warnings: warnings, Dropped: dropped, Reason: reason}
 	}
 	return Result{Value: value, Changed: true, Warnings: warnings, Dropped: dropped}
