@@ -2,8 +2,8 @@
 // a task belongs to, read from that task's environment, which is given to
 // it, never from the process environment.
 //
-// The identity is the allowlist of keys in rules.go: 21 slurm.* keys,
-// nv.dl.job.uuid and nv.dl.run.uuid. Values inherited through the
+// The identity is the allowlist of keys in rules.go: the slurm.* keys,
+// nv.dl.job.uuid and nv.dl.run.uuid, one table row each. Values inherited through the
 // allowlisted keys of the environment's OTEL_RESOURCE_ATTRIBUTES win; the
 // task's SLURM_* variables fill the keys left, but only when SLURM_JOB_ID
 // is non-empty. [Strings] returns every value as a string, [Detect] the

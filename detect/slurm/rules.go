@@ -19,8 +19,8 @@ type rule struct {
 	// tasks run on other nodes too, where the variable names the wrong one.
 	jobLevel bool
 	// derive, when set, computes the local value instead of vars; ""
-	// means none. It must not read a variable that neither fixedVarNames nor a
-	// rule's vars name: a Vars holds nothing else.
+	// means none. It may read only the variables of fixedVarNames and of
+	// the rules' vars: a Vars holds nothing else.
 	derive func(env *Vars) string
 }
 
