@@ -231,7 +231,26 @@ func checkJobIdentity(t testing.TB, tk task, attrs map[string]string) {
 	}
 }
 
+// basicTests are the tests the basic profile (no cgroups, no binding) runs:
+// the jobs of every kind and the task's state. The site profile runs every
+// test. TestMain picks them unless -run names tests, so that this list is
+// the one place that says which tests a profile runs.
+var basicTests = []string{
+	"TestBatchJobTwoNodesWithSteps",
+	"TestSrunAlone",
+	"TestSallocWithSrun",
+	"TestArrayJob",
+	"TestTaskProcessUntouched",
+	"TestContainerPlugin",
+}
+
 func TestMain(m *testing.M) {
 	flag.Parse()
+	if run := flag.Lookup("test.run"); *profile == "basic" && run.Value.String() == "" {
+		if err := run.Value.Set("^(" + strings.Join(basicTests, "|") + ")$"); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+	}
 	os.Exit(m.Run())
 }

@@ -4,6 +4,7 @@ package cluster
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -16,9 +17,14 @@ import (
 
 func needSite(t *testing.T) {
 	t.Helper()
-	if *profile != "site" {
-		t.Skipf("needs the site profile (cgroups, binding, memory); this cluster runs %q", *profile)
+	if *profile == "site" {
+		return
 	}
+	if slices.Contains(basicTests, t.Name()) {
+		t.Fatalf("%s is one of basicTests but needs the site profile", t.Name())
+	}
+	// Only when -run names a site test on a basic cluster.
+	t.Skipf("needs the site profile (cgroups, binding, memory); this cluster runs %q", *profile)
 }
 
 // timedSteps runs srun with args in one allocation, alternately with the
@@ -246,18 +252,13 @@ func TestExportModes(t *testing.T) {
 sbatch --wait --export=NONE -o /dev/null --wrap 'env -0 > /shared/out/%[1]s/none.batch.env; srun --export=ALL -o /shared/out/%[1]s/none.step.%%t.env /usr/bin/env -0'
 sbatch --wait --export=ALL,OTEL_RESOURCE_ATTRIBUTES=user.team=ml%%2Cinfra -o /dev/null --wrap 'env -0 > /shared/out/%[1]s/all.batch.env'
 `, tag)))
-	nil_, errOut, err := clusterCmd(t, "", false, nil, "bash", "-c", fmt.Sprintf(`srun --export=NIL -o /shared/out/%s/nil.%%t.env /usr/bin/env -0`, tag))
-	nilSupported := err == nil
-	if !nilSupported {
-		t.Logf("srun --export=NIL is not available here: %s %s", nil_, lastLine(errOut))
+	// Every release tested (22.05 on) has --export=NIL.
+	if out, errOut, err := clusterCmd(t, "", false, nil, "bash", "-c", fmt.Sprintf(`srun --export=NIL -o /shared/out/%s/nil.%%t.env /usr/bin/env -0`, tag)); err != nil {
+		t.Fatalf("srun --export=NIL failed: %v\n%s\n%s", err, out, errOut)
 	}
 	tasks := collect(t, tag)
-	want := 3
-	if nilSupported {
-		want++
-	}
-	if len(tasks) != want {
-		t.Fatalf("got %d tasks, want %d: %v", len(tasks), want, names(tasks))
+	if len(tasks) != 4 {
+		t.Fatalf("got %d tasks, want 4 (none.batch, none.step, all.batch, nil): %v", len(tasks), names(tasks))
 	}
 	for _, tk := range tasks {
 		attrs := tk.attrs(t)
