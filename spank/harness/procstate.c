@@ -92,7 +92,19 @@ static void status_line(const char *l, size_t n, void *p)
 
 	if (n > 8 && !memcmp(l, "Threads:", 8))
 		s->threads = atoi(l + 8);
+	if (n > 6 && !memcmp(l, "Umask:", 6))
+		s->umask = (int)strtol(l + 6, NULL, 8);
 }
+
+static void oom_line(const char *l, size_t n, void *p)
+{
+	struct so_procstate *s = p;
+
+	(void)n;
+	s->oom_score_adj = atoi(l);
+}
+
+extern char **environ;
 
 static void children_line(const char *l, size_t n, void *p)
 {
@@ -156,8 +168,9 @@ void so_procstate_take(struct so_procstate *s, unsigned flags, int skip_fd)
 	int sig, r;
 
 	memset(s, 0, sizeof(*s));
-	s->sigaction = s->sigmask = s->altstack = s->limits = s->maps =
-		s->fds = FNV_OFFSET;
+	s->sigaction = s->sigmask = s->pending = s->altstack = s->limits =
+		s->maps = s->fds = s->cwd = s->env = FNV_OFFSET;
+	s->umask = -1;
 	for (sig = 1; sig < _NSIG; sig++) {
 		struct sigaction a;
 
@@ -188,6 +201,19 @@ void so_procstate_take(struct so_procstate *s, unsigned flags, int skip_fd)
 
 			s->sigmask = fnv(s->sigmask, &m, 1);
 		}
+	/* sigpending() has both the thread's and the process's. */
+	if (sigpending(&mask) == 0)
+		for (sig = 1; sig < _NSIG; sig++) {
+			unsigned char m = sigismember(&mask, sig) == 1;
+			const char *name = sigabbrev_np(sig);
+			size_t len = strlen(s->pending_list);
+
+			s->pending = fnv(s->pending, &m, 1);
+			if (m)
+				snprintf(s->pending_list + len,
+					 sizeof(s->pending_list) - len, "%s%s",
+					 len ? ":" : "", name ? name : "?");
+		}
 	if (sigaltstack(NULL, &ss) == 0) {
 		int disabled = !!(ss.ss_flags & SS_DISABLE);
 
@@ -205,6 +231,11 @@ void so_procstate_take(struct so_procstate *s, unsigned flags, int skip_fd)
 			s->limits = fnv(s->limits, &l, sizeof(l));
 	}
 	each_line("/proc/self/status", buf, sizeof(buf), status_line, s);
+	each_line("/proc/self/oom_score_adj", buf, sizeof(buf), oom_line, s);
+	if (getcwd(buf, sizeof(buf)))
+		s->cwd = fnv(s->cwd, buf, strlen(buf));
+	for (r = 0; environ && environ[r]; r++)
+		s->env = fnv(s->env, environ[r], strlen(environ[r]) + 1);
 	each_line("/proc/self/maps", buf, sizeof(buf), maps_line, &mc);
 	snprintf(path, sizeof(path), "/proc/self/task/%d/children", getpid());
 	each_line(path, buf, sizeof(buf), children_line, s);
@@ -215,15 +246,19 @@ void so_procstate_format(const struct so_procstate *s, char *buf, size_t len)
 {
 	snprintf(buf, len,
 		 "threads=%d children=%d sigaction=%016llx sigpipe=%s "
-		 "sigmask=%016llx altstack=%016llx limits=%016llx "
-		 "maps=%016llx/%d fds=%016llx/%d fd_list=%s",
+		 "sigmask=%016llx pending=%s altstack=%016llx limits=%016llx "
+		 "maps=%016llx/%d fds=%016llx/%d fd_list=%s umask=%04o "
+		 "cwd=%016llx oom_score_adj=%d env=%016llx",
 		 s->threads, s->children, (unsigned long long)s->sigaction,
 		 s->ignored_pipe ? "ignored" : "not-ignored",
 		 (unsigned long long)s->sigmask,
+		 s->pending_list[0] ? s->pending_list : "-",
 		 (unsigned long long)s->altstack,
 		 (unsigned long long)s->limits, (unsigned long long)s->maps,
 		 s->map_count, (unsigned long long)s->fds, s->fd_count,
-		 s->fd_list[0] ? s->fd_list : "-");
+		 s->fd_list[0] ? s->fd_list : "-", s->umask & 07777,
+		 (unsigned long long)s->cwd, s->oom_score_adj,
+		 (unsigned long long)s->env);
 }
 
 static void append(char *diff, size_t len, const char *fmt, ...)
@@ -262,12 +297,22 @@ int so_procstate_diff(const struct so_procstate *a,
 	DIFF_INT(children)
 	DIFF_HASH(sigaction)
 	DIFF_HASH(sigmask)
+	if (a->pending != b->pending) {
+		append(diff, len, "pending %s -> %s; ",
+		       a->pending_list[0] ? a->pending_list : "-",
+		       b->pending_list[0] ? b->pending_list : "-");
+		n++;
+	}
 	DIFF_HASH(altstack)
 	DIFF_HASH(limits)
 	DIFF_INT(map_count)
 	DIFF_HASH(maps)
 	DIFF_INT(fd_count)
 	DIFF_HASH(fds)
+	DIFF_INT(umask)
+	DIFF_HASH(cwd)
+	DIFF_INT(oom_score_adj)
+	DIFF_HASH(env)
 #undef DIFF_INT
 #undef DIFF_HASH
 	return n;

@@ -1,7 +1,8 @@
 /*
  * procstate.h - what a later plugin would see of the task process: its
- * threads, signal dispositions and mask, alternate signal stack, resource
- * limits, memory mappings, descriptors and child processes.
+ * threads, signal dispositions, mask and pending signals, alternate signal
+ * stack, resource limits, memory mappings, descriptors, child processes,
+ * umask, working directory, OOM score adjustment and environment.
  *
  * Test tooling only (the harness and the cluster's probe plugin). Taking a
  * snapshot allocates nothing and uses no stdio, so it does not change what
@@ -24,6 +25,8 @@ struct so_procstate {
 	uint64_t sigaction; /* hash of every disposition, flags and mask */
 	int ignored_pipe;   /* SIGPIPE is SIG_IGN */
 	uint64_t sigmask;   /* hash of the thread's blocked set */
+	uint64_t pending;   /* hash of the pending set (thread and process) */
+	char pending_list[128]; /* their names, "CHLD USR1", for messages */
 	uint64_t altstack;  /* hash of sigaltstack() */
 	uint64_t limits;    /* hash of every soft and hard limit */
 	uint64_t maps;      /* hash of /proc/self/maps */
@@ -33,6 +36,10 @@ struct so_procstate {
 	int fd_count;
 	char fd_list[256];  /* the descriptor numbers, "0,1,2,5", to compare
 			       two tasks whose files differ by name */
+	int umask;          /* Umask: of /proc/self/status, -1 if absent */
+	uint64_t cwd;       /* hash of the working directory */
+	int oom_score_adj;
+	uint64_t env;       /* hash of environ, in order */
 };
 
 /* Records the calling process's state; descriptor skip_fd (-1: none) is
