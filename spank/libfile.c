@@ -48,44 +48,100 @@ static int check_dir(const char *path, const char *dir, uid_t trusted_uid,
 	return 0;
 }
 
-/* Checks every directory from the file's own up to "/". */
-static int check_dirs(const char *path, const char *resolved,
-		      uid_t trusted_uid, const struct so_logger *lg)
+/*
+ * Resolves path one component at a time, as the kernel would, checking
+ * every directory a name is looked up in on the way: those of the
+ * resolved path and those holding a symbolic link that was followed. A
+ * link in a directory a user can write is refused even when it points to
+ * a safe file: the user could point it elsewhere before the next step.
+ * Fills resolved with a path free of links, "." and "..". Returns
+ * SO_CALLED, or SO_OPEN_FAILED / SO_REFUSED (logged).
+ */
+static enum so_status walk(const char *path, uid_t trusted_uid, char *resolved,
+			   size_t len, const struct so_logger *lg)
 {
-	char dir[PATH_MAX];
-	char *slash;
+	char todo[2 * PATH_MAX], cur[PATH_MAX], target[PATH_MAX];
+	char *rest = todo;
+	int hops = 0;
 
-	if (snprintf(dir, sizeof(dir), "%s", resolved) >= (int)sizeof(dir))
-		return -1;
-	while ((slash = strrchr(dir, '/'))) {
-		if (slash == dir) {
-			dir[1] = '\0';
-			return check_dir(path, dir, trusted_uid, lg);
+	if (snprintf(todo, sizeof(todo), "%s", path) >= (int)sizeof(todo))
+		goto too_long;
+	cur[0] = '\0'; /* "/" */
+	if (check_dir(path, "/", trusted_uid, lg) != 0)
+		return SO_REFUSED;
+	for (;;) {
+		char name[NAME_MAX + 1], next[PATH_MAX];
+		size_t n;
+		struct stat st;
+		ssize_t t;
+
+		while (*rest == '/')
+			rest++;
+		if (!*rest)
+			break;
+		n = strcspn(rest, "/");
+		if (n > NAME_MAX) {
+			errno = ENAMETOOLONG;
+			goto cannot;
 		}
-		*slash = '\0';
-		if (check_dir(path, dir, trusted_uid, lg) != 0)
-			return -1;
-	}
-	return 0;
-}
+		memcpy(name, rest, n);
+		name[n] = '\0';
+		rest += n;
+		if (!strcmp(name, "."))
+			continue;
+		if (!strcmp(name, "..")) {
+			/* cur has no link in it: its parent is a prefix. */
+			char *slash = strrchr(cur, '/');
 
-/* The path the descriptor really refers to, after all symbolic links. */
-static int resolve(int fd, const char *path, char *out, size_t len)
-{
-	char link[64];
-	ssize_t n;
+			if (slash)
+				*slash = '\0';
+			continue;
+		}
+		if (snprintf(next, sizeof(next), "%s/%s", cur, name) >= (int)sizeof(next))
+			goto too_long;
+		if (lstat(next, &st) != 0)
+			goto cannot;
+		if (S_ISLNK(st.st_mode)) {
+			char more[2 * PATH_MAX];
 
-	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-	n = readlink(link, out, len - 1);
-	if (n > 0 && out[0] == '/') {
-		out[n] = '\0';
-		/* A file removed since it was opened is named "... (deleted)". */
-		if (!(n > 10 && !strcmp(out + n - 10, " (deleted)")))
-			return 0;
+			if (++hops > 40) {
+				errno = ELOOP;
+				goto cannot;
+			}
+			t = readlink(next, target, sizeof(target) - 1);
+			if (t <= 0)
+				goto cannot;
+			target[t] = '\0';
+			if (snprintf(more, sizeof(more), "%s%s", target, rest) >=
+			    (int)sizeof(more))
+				goto too_long;
+			memcpy(todo, more, strlen(more) + 1);
+			rest = todo;
+			if (target[0] == '/')
+				cur[0] = '\0';
+			continue;
+		}
+		memcpy(cur, next, strlen(next) + 1);
+		while (*rest == '/')
+			rest++;
+		if (!*rest)
+			break; /* the file itself: checked on its descriptor */
+		if (!S_ISDIR(st.st_mode)) {
+			errno = ENOTDIR;
+			goto cannot;
+		}
+		if (check_dir(path, cur, trusted_uid, lg) != 0)
+			return SO_REFUSED;
 	}
-	if (len >= PATH_MAX && realpath(path, out))
-		return 0;
-	return -1;
+	if (snprintf(resolved, len, "%s", cur[0] ? cur : "/") >= (int)len)
+		goto too_long;
+	return SO_CALLED;
+cannot:
+	so_logf(lg, SO_LOG_ERROR, "cannot open %s: %s", path, strerror(errno));
+	return SO_OPEN_FAILED;
+too_long:
+	so_logf(lg, SO_LOG_ERROR, "refusing to load %s: path too long", path);
+	return SO_REFUSED;
 }
 
 /* Reads exactly len bytes at off. */
@@ -167,8 +223,13 @@ enum so_status so_lib_open(struct so_lib *lib, const char *path,
 			lib->path);
 		return SO_REFUSED;
 	}
-	/* O_NONBLOCK: a FIFO planted at the path must not hang the task. */
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	st = walk(path, trusted_uid, resolved, sizeof(resolved), lg);
+	if (st != SO_CALLED)
+		return st;
+	/* The name resolved above, which no link can redirect now that
+	 * every directory on the way is safe. O_NONBLOCK: a FIFO planted at
+	 * the path must not hang the task. */
+	fd = open(resolved, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | O_NOFOLLOW);
 	if (fd < 0) {
 		so_logf(lg, SO_LOG_ERROR, "cannot open %s: %s", path,
 			strerror(errno));
@@ -201,14 +262,6 @@ enum so_status so_lib_open(struct so_lib *lib, const char *path,
 			path, (unsigned)(sb.st_mode & 07777));
 		goto refuse;
 	}
-	if (resolve(fd, path, resolved, sizeof(resolved)) != 0) {
-		so_logf(lg, SO_LOG_ERROR,
-			"refusing to load %s: cannot resolve its directory",
-			path);
-		goto refuse;
-	}
-	if (check_dirs(path, resolved, trusted_uid, lg) != 0)
-		goto refuse;
 	if (check_elf_size(fd, sb.st_size, path, lg) != 0) {
 		st = SO_LOAD_FAILED;
 		goto refuse;

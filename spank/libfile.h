@@ -24,10 +24,12 @@ struct so_lib {
 };
 
 /* Opens path read-only and checks that it may be loaded: a regular file,
- * owned by root or trusted_uid, not writable by group or others, in a
- * directory (and ancestors) owned by root or trusted_uid that group and
- * others cannot write. Symbolic links are followed; the checks apply to the
- * file actually opened and to the directories of its resolved path.
+ * owned by root or trusted_uid, not writable by group or others, reached
+ * only through directories owned by root or trusted_uid that group and
+ * others cannot write. Symbolic links are followed, one component at a
+ * time: the checks apply to every directory of the resolved path and to
+ * every directory that holds a link on the way, so that no user can
+ * redirect the path between steps.
  * A 64-bit ELF file whose segments reach past its end (a truncated copy,
  * which would crash dlopen() with SIGBUS) is rejected with SO_LOAD_FAILED.
  * Returns SO_CALLED with *lib filled, or the reason (logged at error level)

@@ -209,9 +209,29 @@ loader_suite() {
 	H --lib "$d/link.so"
 	check "$kind: symbolic link to a safe file followed" 0 '^status=called$'
 
+	# A link is only as safe as the directory it lives in: a user who can
+	# write there can point it at another file before the next step.
 	ln -sf "$lib" "$d/open/link.so"
 	H --lib "$d/open/link.so"
-	check "$kind: link in an unsafe directory to a safe file: target checked" 0 '^status=called$'
+	check "$kind: link in a world-writable directory to a safe file: refused" 1 '^status=refused$' \
+		'refusing to load .*/open/link.so: directory .*/open is writable by group or others'
+	mkdir -p "$d/safe/sub"
+	chmod 755 "$d/safe" "$d/safe/sub"
+	ln -sfn "$d/open" "$d/safe/openlink"
+	ln -sf ../../lib.so "$d/open/rel.so"
+	H --lib "$d/safe/openlink/rel.so"
+	check "$kind: safe link to an unsafe directory holding a relative link: refused" 1 \
+		'^status=refused$' 'directory .*/open is writable'
+	ln -sfn .. "$d/safe/sub/up"
+	ln -sf "$d/safe/sub/up/../lib.so" "$d/safe/chain.so"
+	H --lib "$d/safe/chain.so"
+	check "$kind: a chain of links, relative and absolute, in safe directories: loaded" 0 '^status=called$'
+	mkdir -p "$d/userdir2"
+	chown 1000 "$d/userdir2"
+	ln -sf "$lib" "$d/userdir2/link.so"
+	H --lib "$d/userdir2/link.so"
+	check "$kind: link in a user-owned directory to a safe file: refused" 1 '^status=refused$' \
+		'directory .*/userdir2 is owned by uid 1000'
 
 	ln -sf "$d/open/lib.so" "$d/badlink.so"
 	H --lib "$d/badlink.so"
