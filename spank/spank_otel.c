@@ -308,6 +308,15 @@ SO_EXPORT int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 	return 0;
 }
 
+/* The task must not carry the library's descriptor into execve: the
+ * helper has its own copy, and with no helper there is nothing to load. */
+static void close_library(void)
+{
+	if (lib.fd >= 0)
+		close(lib.fd);
+	lib.fd = -1;
+}
+
 SO_EXPORT int slurm_spank_task_init_privileged(spank_t sp, int ac, char **av)
 {
 	struct so_helper_config cfg;
@@ -328,6 +337,7 @@ SO_EXPORT int slurm_spank_task_init_privileged(spank_t sp, int ac, char **av)
 		/* Never run the library with slurmstepd's rights. */
 		so_error("cannot read the job's uid and gid; %s left unchanged",
 			 ENV_VAR);
+		close_library();
 		return 0;
 	}
 	if (spank_get_item(sp, S_JOB_SUPPLEMENTARY_GIDS, &groups, &ngroups) !=
@@ -348,9 +358,7 @@ SO_EXPORT int slurm_spank_task_init_privileged(spank_t sp, int ac, char **av)
 	cfg.ngroups = (size_t)ngroups;
 	cfg.cpu_index = task;
 	so_helper_start(&helper, &cfg, &slurm_logger);
-	/* The helper has its copy; the task must not carry the file. */
-	close(lib.fd);
-	lib.fd = -1;
+	close_library();
 	return 0;
 }
 
@@ -389,9 +397,7 @@ SO_EXPORT int slurm_spank_exit(spank_t sp, int ac, char **av)
 {
 	(void)ac;
 	(void)av;
-	if (spank_remote(sp) == 1 && lib.fd >= 0) {
-		close(lib.fd);
-		lib.fd = -1;
-	}
+	if (spank_remote(sp) == 1)
+		close_library();
 	return 0;
 }

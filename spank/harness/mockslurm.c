@@ -15,8 +15,12 @@
  * callbacks' return codes, "log <level> <text>", and for each task the
  * variables the plugin writes ("env=K=V"), "task_init=", the task's
  * threads and children after task_init ("task_threads=", "task_children="),
- * whether the task ever mapped the library ("task_mapped_lib=") and whether
- * the parent did ("parent_mapped_lib=").
+ * whether the task ever mapped the library ("task_mapped_lib="), holds a
+ * descriptor of it after task_init ("task_lib_fd=") and whether the parent
+ * mapped it ("parent_mapped_lib=").
+ *
+ * --fail-item uid makes S_JOB_UID unavailable, as a Slurm that cannot say
+ * the job's user.
  *
  * spank_setenv behaves like Slurm's: an entry of --max-entry bytes or more
  * (name, '=', value and NUL; default 131072) is dropped and success is
@@ -57,6 +61,7 @@ static gid_t job_gids[1];
 static int task_id;
 static uint32_t step_id;
 static size_t max_entry = 131072;
+static int fail_uid;
 static struct spank_option registered[16];
 static int nregistered;
 
@@ -139,6 +144,10 @@ EXPORT spank_err_t spank_get_item(spank_t sp, spank_item_t item, ...)
 		*va_arg(ap, char ***) = sp->argv;
 		break;
 	case S_JOB_UID:
+		if (fail_uid) {
+			rc = ESPANK_NOT_AVAIL;
+			break;
+		}
 		*va_arg(ap, uid_t *) = job_uid;
 		break;
 	case S_JOB_GID:
@@ -258,13 +267,34 @@ static int parent_mapped(const char *needle)
 	return found;
 }
 
+/* Does a descriptor of this process name a file whose path has needle? */
+static int holds_fd(const char *needle)
+{
+	char path[64], target[4096];
+	int fd;
+
+	for (fd = 0; fd < 1024; fd++) {
+		ssize_t n;
+
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		n = readlink(path, target, sizeof(target) - 1);
+		if (n <= 0)
+			continue;
+		target[n] = '\0';
+		if (strstr(target, needle))
+			return 1;
+	}
+	return 0;
+}
+
 static void usage(void)
 {
 	fprintf(stderr,
 "usage: spank-otel-mockslurm --plugin SO [--context local|allocator|remote]\n"
 "       [--arg ARG]... [--option VALUE] [--env K=V]... [--argv WORD]...\n"
 "       [--tasks N] [--as-user UID] [--watch-lib SUBSTRING]\n"
-"       [--ignore-sigpipe] [--step-id N] [--max-entry BYTES]\n");
+"       [--ignore-sigpipe] [--step-id N] [--max-entry BYTES]\n"
+"       [--fail-item uid]\n");
 	exit(64);
 }
 
@@ -283,6 +313,7 @@ int main(int argc, char **argv)
 		{ "ignore-sigpipe", no_argument, NULL, 'i' },
 		{ "step-id", required_argument, NULL, 's' },
 		{ "max-entry", required_argument, NULL, 'M' },
+		{ "fail-item", required_argument, NULL, 'F' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *plugin = NULL, *option = NULL, *watch = NULL;
@@ -343,6 +374,11 @@ int main(int argc, char **argv)
 			break;
 		case 'M':
 			max_entry = (size_t)strtoul(optarg, NULL, 10);
+			break;
+		case 'F':
+			if (strcmp(optarg, "uid"))
+				usage();
+			fail_uid = 1;
 			break;
 		default:
 			usage();
@@ -446,10 +482,13 @@ int main(int argc, char **argv)
 				printf("task_init=%d\n", rc);
 				printf("task_threads=%d\ntask_children=%d\n",
 				       ps.threads, ps.children);
-				if (watch)
+				if (watch) {
 					printf("task_mapped_lib=%s\n",
 					       parent_mapped(watch) == 1 ? "yes"
 									 : "no");
+					printf("task_lib_fd=%s\n",
+					       holds_fd(watch) ? "yes" : "no");
+				}
 				sigaction(SIGPIPE, NULL, &sa);
 				printf("sigpipe=%s\n",
 				       (sa.sa_flags & SA_SIGINFO) ? "handler"

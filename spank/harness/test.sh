@@ -501,6 +501,14 @@ if [ -n "$MOCK" ] && [ -n "$SHIM" ]; then
 	[ "$n" = 1 ] && pass "shim: unknown argument logged once per step" ||
 		fail "shim: unknown argument logged once per step" "$n times"
 
+	M --context remote --arg lib="$FL" --env SLURM_JOB_ID=77 --fail-item uid --watch-lib "$T/"
+	check "shim: the job's uid unknown: no helper, one error, and the task keeps no descriptor of the library" 0 \
+		"log error spank-otel: cannot read the job's uid and gid" '^task_lib_fd=no$' \
+		'^task_init=0$' '!^env=OTEL'
+	M --context remote --arg lib="$FL" --env SLURM_JOB_ID=77 --watch-lib "$T/"
+	check "shim: the task keeps no descriptor of the library after a normal call" 0 \
+		'^task_lib_fd=no$' '^env=OTEL_RESOURCE_ATTRIBUTES=fake.job=77$'
+
 	M --context remote --arg lib="$FL" --env SLURM_JOB_ID=77 --argv /bin/true
 	check "shim: max_env = execve budget minus argv (2 MiB - 10 - 8 - 8 KiB)" 0 \
 		"max_env=$((2 * 1024 * 1024 - 10 - 8 - 8192)) "
