@@ -14,10 +14,26 @@
 /* cgroup v1 writes "no limit" as the largest page-aligned long. */
 #define NO_LIMIT (1ULL << 62)
 
+/* The files of one controller in one cgroup version. */
+struct files {
+	const char *limit, *usage;
+	/* memory.stat keys of the page cache; NULL for pids */
+	const char *active_file, *inactive_file;
+};
+
+static const struct files mem_v1 = { "memory.limit_in_bytes",
+				      "memory.usage_in_bytes",
+				      "total_active_file",
+				      "total_inactive_file" };
+static const struct files mem_v2 = { "memory.max", "memory.current",
+				      "active_file", "inactive_file" };
+static const struct files pids_any = { "pids.max", "pids.current", NULL,
+					NULL };
+
 /* The tightest spot found in one controller. */
 struct tightest {
 	unsigned long long room; /* ULLONG_MAX: no limit anywhere */
-	unsigned long long limit, used;
+	unsigned long long limit, used, cache;
 	char dir[PATH_MAX];
 };
 
@@ -59,110 +75,114 @@ static int read_value(const char *dir, const char *file,
 	return errno || end == buf ? -1 : 0;
 }
 
-/* Looks at dir and every ancestor down to base for limit_file and
- * usage_file, keeping the least room in *t. */
-static void walk(const char *base, const char *rel, const char *limit_file,
-		 const char *usage_file, struct tightest *t)
+/* The page cache of dir: the two keys of its memory.stat, 0 when absent. */
+static unsigned long long page_cache(const char *dir, const struct files *f)
+{
+	static char buf[8192];
+	char path[PATH_MAX + 64], *line, *save = NULL;
+	unsigned long long sum = 0;
+
+	if (!f->active_file ||
+	    snprintf(path, sizeof(path), "%s/memory.stat", dir) >= (int)sizeof(path) ||
+	    read_small(path, buf, sizeof(buf)) <= 0)
+		return 0;
+	for (line = strtok_r(buf, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		char *sp = strchr(line, ' ');
+
+		if (!sp)
+			continue;
+		*sp = '\0';
+		if (!strcmp(line, f->active_file) || !strcmp(line, f->inactive_file))
+			sum += strtoull(sp + 1, NULL, 10);
+	}
+	return sum;
+}
+
+/* Looks at dir and every ancestor down to its mount point (the first
+ * mount_len bytes), keeping the least room in *t. */
+static void walk(const char *start, size_t mount_len, const struct files *f,
+		 struct tightest *t)
 {
 	char dir[PATH_MAX];
-	size_t baselen = strlen(base);
 
-	if (snprintf(dir, sizeof(dir), "%s%s", base, rel) >= (int)sizeof(dir))
-		return;
-	while (strlen(dir) > 1 && dir[strlen(dir) - 1] == '/')
-		dir[strlen(dir) - 1] = '\0';
+	snprintf(dir, sizeof(dir), "%s", start);
 	for (;;) {
-		unsigned long long limit, used, room;
+		unsigned long long limit, used, cache, room;
 		char *slash;
 
-		if (read_value(dir, limit_file, &limit) == 0 &&
-		    read_value(dir, usage_file, &used) == 0 && limit < NO_LIMIT) {
-			room = limit > used ? limit - used : 0;
+		if (read_value(dir, f->limit, &limit) == 0 &&
+		    read_value(dir, f->usage, &used) == 0 && limit < NO_LIMIT) {
+			cache = page_cache(dir, f);
+			if (cache > used)
+				cache = used;
+			room = limit > used - cache ? limit - (used - cache) : 0;
 			if (room < t->room) {
 				t->room = room;
 				t->limit = limit;
 				t->used = used;
+				t->cache = cache;
 				snprintf(t->dir, sizeof(t->dir), "%s", dir);
 			}
 		}
-		if (strlen(dir) <= baselen || !(slash = strrchr(dir, '/')) ||
-		    (size_t)(slash - dir) < baselen)
+		if (strlen(dir) <= mount_len || !(slash = strrchr(dir, '/')) ||
+		    (size_t)(slash - dir) < mount_len)
 			return;
 		*slash = '\0';
 	}
 }
 
-static int has_controller(const char *list, const char *name)
+/* Is controller bound to a v1 hierarchy of task? Then the unified one
+ * does not have it (a hybrid host). */
+static int in_v1(const struct so_cgroups *task, const char *controller)
 {
-	size_t len = strlen(name);
-	const char *p = list;
+	int i;
 
-	while (p && *p) {
-		const char *end = strchr(p, ',');
-		size_t n = end ? (size_t)(end - p) : strlen(p);
-
-		if (n == len && !strncmp(p, name, len))
+	for (i = 0; i < task->n; i++)
+		if (task->cg[i].id != 0 && so_cgroup_has(&task->cg[i], controller))
 			return 1;
-		p = end ? end + 1 : NULL;
-	}
 	return 0;
 }
 
-int so_headroom_ok(const char *root, const char *cgroup_file,
-		   const struct so_logger *lg)
+int so_headroom_ok(const struct so_cgroup_files *f, const struct so_cgroups *task,
+		   pid_t pid, char *why, size_t len)
 {
 	struct tightest mem = { .room = ULLONG_MAX }, pids = { .room = ULLONG_MAX };
-	char buf[8192], base[PATH_MAX], *line, *save = NULL;
+	char dir[PATH_MAX];
+	size_t mount_len;
+	int i;
 
-	if (read_small(cgroup_file, buf, sizeof(buf)) <= 0)
-		return 1; /* no cgroups to ask */
-	for (line = strtok_r(buf, "\n", &save); line;
-	     line = strtok_r(NULL, "\n", &save)) {
-		char *controllers = strchr(line, ':'), *rel;
+	for (i = 0; i < task->n; i++) {
+		const struct so_cgroup *cg = &task->cg[i];
+		int v2 = cg->id == 0;
+		int memory = so_cgroup_has(cg, "memory") && !(v2 && in_v1(task, "memory"));
+		int tasks = so_cgroup_has(cg, "pids") && !(v2 && in_v1(task, "pids"));
 
-		if (!controllers || !(rel = strchr(controllers + 1, ':')))
+		/* The root cgroup has no limits (and listing its processes to
+		 * find the directory would read every process of the host). */
+		if ((!memory && !tasks) || !strcmp(cg->path, "/"))
 			continue;
-		*controllers++ = '\0';
-		*rel++ = '\0';
-		if (rel[0] != '/')
-			continue;
-		if (*controllers == '\0') {
-			/* cgroup v2: at the root, or under unified/ on a
-			 * hybrid host. */
-			snprintf(base, sizeof(base), "%s/cgroup.controllers", root);
-			if (access(base, F_OK) == 0)
-				snprintf(base, sizeof(base), "%s", root);
-			else
-				snprintf(base, sizeof(base), "%s/unified", root);
-			walk(base, rel, "memory.max", "memory.current", &mem);
-			walk(base, rel, "pids.max", "pids.current", &pids);
-			continue;
-		}
-		/* cgroup v1: mounted at root/<controller list>. */
-		if (snprintf(base, sizeof(base), "%s/%s", root, controllers) >=
-		    (int)sizeof(base))
-			continue;
-		if (has_controller(controllers, "memory"))
-			walk(base, rel, "memory.limit_in_bytes",
-			     "memory.usage_in_bytes", &mem);
-		if (has_controller(controllers, "pids"))
-			walk(base, rel, "pids.max", "pids.current", &pids);
+		if (so_cgroup_locate(f, cg, pid, dir, sizeof(dir), &mount_len) != 0)
+			continue; /* not mounted here: no limit to read */
+		if (memory)
+			walk(dir, mount_len, v2 ? &mem_v2 : &mem_v1, &mem);
+		if (tasks)
+			walk(dir, mount_len, &pids_any, &pids);
 	}
 	if (mem.room < SO_HELPER_MEMORY) {
-		so_logf(lg, SO_LOG_ERROR,
-			"not starting the helper process: memory cgroup %s has "
-			"%llu KiB left of its %llu KiB limit and the helper needs "
-			"about %lu KiB; OTEL_RESOURCE_ATTRIBUTES left unchanged",
-			mem.dir, mem.room >> 10, mem.limit >> 10,
-			SO_HELPER_MEMORY >> 10);
+		snprintf(why, len,
+			 "memory cgroup %s has %llu KiB left of its %llu KiB "
+			 "limit (%llu KiB in use, %llu KiB of that page cache) "
+			 "and the helper needs about %llu KiB",
+			 mem.dir, mem.room >> 10, mem.limit >> 10,
+			 mem.used >> 10, mem.cache >> 10, SO_HELPER_MEMORY >> 10);
 		return 0;
 	}
 	if (pids.room < SO_HELPER_TASKS) {
-		so_logf(lg, SO_LOG_ERROR,
-			"not starting the helper process: pids cgroup %s runs "
-			"%llu of its %llu tasks and the helper needs up to %lu; "
-			"OTEL_RESOURCE_ATTRIBUTES left unchanged",
-			pids.dir, pids.used, pids.limit, SO_HELPER_TASKS);
+		snprintf(why, len,
+			 "pids cgroup %s runs %llu of its %llu tasks and the "
+			 "helper needs up to %llu",
+			 pids.dir, pids.used, pids.limit, SO_HELPER_TASKS);
 		return 0;
 	}
 	return 1;

@@ -1,35 +1,41 @@
 /*
  * headroom.h - is there room in the task's cgroups for the helper process?
  *
- * The helper is charged to the cgroups the task child is in when it forks
- * it (the step's, under Slurm's task/cgroup). A helper that pushes a memory
- * cgroup over its limit would make the kernel's OOM killer pick a process
- * of the job; a pids limit it hits would abort its Go runtime. So before
- * forking, the shim reads the limits and usage of the memory and pids
- * cgroups, from the task's own up to the hierarchy's root, and forks only
- * when the smallest headroom leaves what the helper needs. It reads a few
- * small files; it scans nothing.
+ * The helper joins the task's cgroups before it loads the library
+ * (helper_main.c), so what it uses is charged to the job. A helper that
+ * pushed a memory cgroup over its limit would make the kernel's OOM killer
+ * pick a process of the job; a pids limit it hits would abort its Go
+ * runtime. So, before joining, the helper reads the limits and usage of
+ * the task's memory and pids cgroups, from the task's own up to the
+ * hierarchy's root, and goes on only when the smallest headroom leaves
+ * what it needs. It reads a few small files; it scans nothing.
+ *
+ * Memory in use is what the kernel cannot take back without killing:
+ * the usage minus the page cache (active and inactive file pages, which
+ * it drops or writes back before it resorts to the OOM killer). A job
+ * that has just written files close to its limit still has room.
  */
 #ifndef SPANK_OTEL_HEADROOM_H
 #define SPANK_OTEL_HEADROOM_H
 
-#include "solog.h"
+#include <stddef.h>
+
+#include "cgroup.h"
 
 /* What the helper needs, with margin: measured at 2.8 MiB of memory beyond
  * the task child's (the Go runtime touches little of what it reserves) and
  * 5 or 6 threads. */
 #ifndef SO_HELPER_MEMORY
-#define SO_HELPER_MEMORY (16UL << 20)
+#define SO_HELPER_MEMORY (16ULL << 20)
 #endif
 #ifndef SO_HELPER_TASKS
-#define SO_HELPER_TASKS 16UL
+#define SO_HELPER_TASKS 16ULL
 #endif
 
-/* Returns 1 when the helper fits (or no limit applies), 0 when it does
- * not, with one error line saying which cgroup is short. root is where the
- * cgroup hierarchies are mounted ("/sys/fs/cgroup"), cgroup_file the
- * process's cgroup list ("/proc/self/cgroup"); tests pass others. */
-int so_headroom_ok(const char *root, const char *cgroup_file,
-		   const struct so_logger *lg);
+/* Returns 1 when the helper fits in the cgroups of task, those of the
+ * process pid (or no limit applies), 0 when it does not, with a sentence
+ * in why saying which cgroup is short. */
+int so_headroom_ok(const struct so_cgroup_files *f, const struct so_cgroups *task,
+		   pid_t pid, char *why, size_t len);
 
 #endif

@@ -4,19 +4,23 @@
  * reap it.
  *
  * Nothing here changes the task process beyond the call: no threads, no
- * signal dispositions or mask, no limits. The socket is used with
- * MSG_NOSIGNAL, so a helper that died cannot raise SIGPIPE in the task, and
- * the buffers are mappings of their own, unmapped before returning.
+ * signal dispositions or mask, no pending signal, no limits. The socket is
+ * used with MSG_NOSIGNAL, so a helper that died cannot raise SIGPIPE in the
+ * task, and the buffers are mappings of their own, unmapped before
+ * returning.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -24,11 +28,25 @@
 #include <unistd.h>
 
 #include "clock.h"
-#include "headroom.h"
 #include "helper.h"
 #include "helper_main.h"
 #include "wire.h"
 
+/* A raw clone leaves glibc's copy of the pid in a child stale where glibc
+ * still caches it; from 2.25 on getpid() and raise() ask the kernel. */
+#if defined(__GLIBC__) && (__GLIBC__ < 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ < 25))
+#error "glibc 2.25 or later is needed (the helper is started with a raw clone)"
+#endif
+
+#ifndef CLONE_PIDFD
+#define CLONE_PIDFD 0x00001000
+#endif
+#ifndef PR_GET_TID_ADDRESS
+#define PR_GET_TID_ADDRESS 40
+#endif
+#ifndef P_PIDFD
+#define P_PIDFD 3
+#endif
 #ifndef SYS_pidfd_open
 #define SYS_pidfd_open 434
 #endif
@@ -38,10 +56,14 @@
 
 #define ENV_VAR "OTEL_RESOURCE_ATTRIBUTES"
 
-/* How long a killed helper may take to be gone before it is left behind
- * (only a helper stuck in the kernel, e.g. on a hung file system, takes
- * that long). */
-#define KILL_GRACE_MS 1000
+/* The part of the timeout kept for killing and reaping a helper that did
+ * not answer: a tenth, at most this much. Only a helper stuck in the
+ * kernel (a hung file system) takes longer to go, and is left behind. */
+#define KILL_RESERVE_US 100000LL
+
+/* How long a helper that answered may take to end by itself before it is
+ * killed: it exits right after sending. */
+#define LINGER_US 5000LL
 
 /* Requests are staged in a buffer of this size to send few, large
  * writes. */
@@ -80,6 +102,7 @@ static void drain_err(struct so_helper *h, struct errtext *e)
 		}
 		take = (size_t)n < room ? (size_t)n : room;
 		memcpy(e->buf + e->len, tmp, take);
+		so_sanitize_text(e->buf + e->len, take);
 		e->len += take;
 		e->buf[e->len] = '\0';
 		if (take < (size_t)n)
@@ -87,18 +110,18 @@ static void drain_err(struct so_helper *h, struct errtext *e)
 	}
 }
 
-/* Waits until fd has one of events (returns 1), the deadline passes
- * (0) or poll fails (-1), reading the helper's stderr meanwhile so that
- * the helper never blocks on it. */
+/* Waits until fd has one of events (returns 1), the deadline (in us of
+ * the monotonic clock) passes (0) or poll fails (-1), reading the helper's
+ * stderr meanwhile so that the helper never blocks on it. */
 static int wait_for(struct so_helper *h, int fd, short events,
 		    long long deadline, struct errtext *e)
 {
 	for (;;) {
 		struct pollfd p[2] = { { fd, events, 0 }, { h->err, POLLIN, 0 } };
-		long long left = deadline - so_monotonic_ms();
+		long long left = (deadline - so_monotonic_us() + 999) / 1000;
 		int n;
 
-		if (left <= 0)
+		if (deadline <= so_monotonic_us())
 			return 0;
 		n = poll(p, h->err >= 0 ? 2 : 1, left > INT_MAX ? INT_MAX : (int)left);
 		if (n < 0 && errno == EINTR)
@@ -225,9 +248,36 @@ static int send_request(struct so_helper *h, char **envp, long max_env,
 	return rc;
 }
 
+/* Where an answer broke the protocol. */
+struct fault {
+	size_t at;
+	unsigned char byte;
+};
+
+/* The first control character of a value, which the canonical format
+ * never has (it percent-encodes everything but A-Z a-z 0-9 - . _ ~): a
+ * NUL would cut the value short, a newline would reach the environment and
+ * split the log line. Returns 1 and where, or 0. */
+static int control_char(const char *v, size_t len, struct fault *f)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)v[i];
+
+		if (c < 0x20 || c == 0x7f) {
+			f->at = i;
+			f->byte = c;
+			return 1;
+		}
+	}
+	return 0;
+}
+
 /* Reads the answer into one mapping. */
 static enum so_status read_answer(struct so_helper *h, struct so_result *res,
-				  long long deadline, struct errtext *e)
+				  long long deadline, struct errtext *e,
+				  struct fault *f)
 {
 	struct so_wire_answer a;
 	char *map;
@@ -239,7 +289,7 @@ static enum so_status read_answer(struct so_helper *h, struct so_result *res,
 		return r == -2 ? SO_TIMEOUT : SO_HELPER_DIED;
 	if (a.magic != SO_WIRE_ANSWER_MAGIC || a.value_len > SO_WIRE_MAX_VALUE ||
 	    a.log_len > SO_WIRE_MAX_LOG || a.status < SO_CALLED ||
-	    a.status > SO_HELPER_DIED)
+	    a.status > SO_HELPER_DIED || (!a.has_value && a.value_len))
 		return SO_HELPER_DIED;
 	len = (size_t)a.value_len + 1 + a.log_len + 1;
 	map = mmap(NULL, len, PROT_READ | PROT_WRITE,
@@ -255,6 +305,9 @@ static enum so_status read_answer(struct so_helper *h, struct so_result *res,
 		return r == -2 ? SO_TIMEOUT : SO_HELPER_DIED;
 	map[a.value_len] = '\0';
 	map[a.value_len + 1 + a.log_len] = '\0';
+	if (control_char(map, a.value_len, f))
+		return SO_BAD_ANSWER;
+	so_sanitize_text(map + a.value_len + 1, a.log_len);
 	res->rc = a.rc;
 	res->value = a.has_value ? map : NULL;
 	res->value_len = a.value_len;
@@ -262,61 +315,71 @@ static enum so_status read_answer(struct so_helper *h, struct so_result *res,
 	return (enum so_status)a.status;
 }
 
+/* How the helper ended. */
+struct end {
+	int known; /* 0: reaped elsewhere, or not gone */
+	int code;  /* CLD_EXITED, CLD_KILLED, CLD_DUMPED */
+	int status;
+	int kill_errno; /* why SIGKILL could not be sent, or 0 */
+};
+
 /* Waits for the helper to end until the deadline. Returns 1 when it is
- * reaped (*wstatus is -1 when someone else reaped it), 0 when it still
- * runs. */
-static int reap(struct so_helper *h, long long deadline, int *wstatus,
+ * reaped, 0 when it still runs. The helper is a clone child (exit signal
+ * 0): only a wait with __WALL sees it, and it is never reaped
+ * automatically, so until this reaps it its pid is still its own. */
+static int reap(struct so_helper *h, long long deadline, struct end *end,
 		struct errtext *e)
 {
 	for (;;) {
-		pid_t r = waitpid(h->pid, wstatus, WNOHANG);
+		siginfo_t si;
+		int r;
 
-		if (r == h->pid)
+		memset(&si, 0, sizeof(si));
+		r = waitid(P_PIDFD, (id_t)h->pidfd, &si, WEXITED | WNOHANG | __WALL);
+		if (r < 0 && errno == EINVAL) /* Linux 5.3: no P_PIDFD */
+			r = waitid(P_PID, (id_t)h->pid, &si,
+				   WEXITED | WNOHANG | __WALL);
+		if (r == 0 && si.si_pid != 0) {
+			end->known = 1;
+			end->code = si.si_code;
+			end->status = si.si_status;
 			return 1;
+		}
 		if (r < 0 && errno == EINTR)
 			continue;
-		if (r < 0) {
-			/* ECHILD: reaped elsewhere (SIGCHLD ignored). */
-			*wstatus = -1;
-			return 1;
-		}
-		if (so_monotonic_ms() >= deadline)
+		if (r < 0)
+			return 1; /* ECHILD: reaped by a wait with __WALL */
+		if (so_monotonic_us() >= deadline)
 			return 0;
-		if (h->pidfd >= 0) {
-			wait_for(h, h->pidfd, POLLIN, deadline, e);
-		} else {
-			struct timespec ts = { 0, 1000000 };
-
-			drain_err(h, e);
-			nanosleep(&ts, NULL);
-		}
+		/* The pidfd becomes readable when the helper ends. */
+		wait_for(h, h->pidfd, POLLIN, deadline, e);
 	}
 }
 
-static void kill_helper(struct so_helper *h)
+/* Through the pidfd only: never a pid that may have been recycled. */
+static void kill_helper(struct so_helper *h, struct end *end)
 {
-	/* Through the pidfd where there is one: never a recycled pid. */
-	if (h->pidfd >= 0 &&
-	    syscall(SYS_pidfd_send_signal, h->pidfd, SIGKILL, NULL, 0) == 0)
-		return;
-	kill(h->pid, SIGKILL);
+	if (syscall(SYS_pidfd_send_signal, h->pidfd, SIGKILL, NULL, 0) != 0 &&
+	    errno != ESRCH)
+		end->kill_errno = errno;
 }
 
-/* Ends the helper: waits until the deadline, then kills it. Returns 0
- * when it is gone and reaped, -1 when it was left behind. */
-static int finish(struct so_helper *h, long long deadline, int *wstatus,
-		  struct errtext *e)
+/* Ends the helper: lets it end by itself until natural_until, then kills
+ * it and reaps it until deadline. Returns 0 when it is gone and reaped,
+ * -1 when it was left behind. */
+static int finish(struct so_helper *h, long long natural_until,
+		  long long deadline, struct end *end, struct errtext *e)
 {
 	int gone;
 
 	/* A helper still waiting for a request or still sending sees the
 	 * end of the socket and exits. */
 	close_fd(&h->sock);
-	gone = reap(h, deadline, wstatus, e);
-
+	gone = reap(h, natural_until < deadline ? natural_until : deadline,
+		    end, e);
 	if (!gone) {
-		kill_helper(h);
-		gone = reap(h, so_monotonic_ms() + KILL_GRACE_MS, wstatus, e);
+		kill_helper(h, end);
+		gone = reap(h, deadline, end, e);
 	}
 	drain_err(h, e);
 	close_fd(&h->err);
@@ -326,17 +389,18 @@ static int finish(struct so_helper *h, long long deadline, int *wstatus,
 }
 
 /* How the helper ended, for a log line. */
-static void describe_end(int wstatus, char *buf, size_t len)
+static void describe_end(const struct end *end, char *buf, size_t len)
 {
-	if (wstatus == -1)
+	if (!end->known)
 		snprintf(buf, len, "ended");
-	else if (WIFSIGNALED(wstatus))
-		snprintf(buf, len, "was killed by signal %d (%s)",
-			 WTERMSIG(wstatus), strsignal(WTERMSIG(wstatus)));
-	else if (WIFEXITED(wstatus))
-		snprintf(buf, len, "exited with status %d", WEXITSTATUS(wstatus));
+	else if (end->code == CLD_KILLED || end->code == CLD_DUMPED)
+		snprintf(buf, len, "was killed by signal %d (%s)", end->status,
+			 strsignal(end->status));
+	else if (end->code == CLD_EXITED)
+		snprintf(buf, len, "exited with status %d", end->status);
 	else
-		snprintf(buf, len, "ended (wait status %#x)", wstatus);
+		snprintf(buf, len, "ended (code %d, status %d)", end->code,
+			 end->status);
 }
 
 /* The first line of the helper's stderr that says something: Go's fatal
@@ -374,16 +438,100 @@ static void emit_stderr(const struct errtext *e, const struct so_logger *lg)
 		so_logf(lg, SO_LOG_DEBUG, "helper stderr: (more not shown)");
 }
 
+/* The number of threads of the calling process, from /proc/self/stat
+ * (field 20, after the command name in parentheses); -1 when unknown. */
+static int thread_count(void)
+{
+	char buf[1024], *p;
+	ssize_t n;
+	int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC), field;
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	if (!(p = strrchr(buf, ')')))
+		return -1;
+	for (field = 2; field < 20 && p; field++)
+		p = strchr(p + 1, ' ');
+	return p ? atoi(p + 1) : -1;
+}
+
+/*
+ * Forks like fork(2), but as a clone child with exit signal 0 and a pidfd
+ * returned by the same system call, so there is no moment at which the
+ * task holds the helper's pid without a pidfd to it.
+ *
+ * glibc's fork() cannot do that, so this is a raw clone, made to leave the
+ * child's C library as glibc's fork leaves it for a single-threaded parent:
+ * the kernel writes the child's thread id into glibc's thread descriptor
+ * (the address glibc registered with set_tid_address, read back with
+ * PR_GET_TID_ADDRESS), as fork itself asks it to, and the child registers
+ * the parent's robust-futex list head again. What fork does beyond that
+ * (running atfork handlers, resetting the locks of other threads) has
+ * nothing to do in a single-threaded parent, and so_helper_start refuses
+ * a parent with more threads: one of them could hold malloc's lock.
+ */
+static pid_t clone_helper(int *pidfd)
+{
+	unsigned long flags = CLONE_PIDFD | CLONE_CHILD_SETTID |
+			      CLONE_CHILD_CLEARTID;
+	int *tid = NULL;
+	void *head = NULL;
+	size_t head_len = 0;
+	long pid;
+
+	if (prctl(PR_GET_TID_ADDRESS, &tid, 0, 0, 0) != 0)
+		return -1;
+	if (!tid) {
+		errno = ENOTSUP;
+		return -1;
+	}
+	syscall(SYS_get_robust_list, 0, &head, &head_len);
+#if defined(__x86_64__)
+	pid = syscall(SYS_clone, flags, NULL, pidfd, tid, 0UL);
+#elif defined(__aarch64__) || defined(__arm__) || defined(__i386__)
+	pid = syscall(SYS_clone, flags, NULL, pidfd, 0UL, tid);
+#else
+#error "clone's argument order for this architecture is not known here"
+#endif
+	if (pid == 0 && head)
+		syscall(SYS_set_robust_list, head, head_len);
+	return (pid_t)pid;
+}
+
 int so_helper_start(struct so_helper *h, const struct so_helper_config *cfg,
 		    const struct so_logger *lg)
 {
-	int sv[2], ep[2];
+	sigset_t all, old;
+	int sv[2], ep[2], pidfd = -1, threads, probe;
 	pid_t task = getpid(), pid;
 
 	h->pid = -1;
 	h->sock = h->err = h->pidfd = -1;
-	if (!so_headroom_ok("/sys/fs/cgroup", "/proc/self/cgroup", lg))
+	/* Kernels before 5.3 have neither pidfd_open nor a pidfd that polls;
+	 * without one the task could only signal a bare pid. */
+	probe = (int)syscall(SYS_pidfd_open, task, 0);
+	if (probe < 0) {
+		so_logf(lg, SO_LOG_ERROR, "not starting the helper process: "
+			"this kernel has no pidfd_open (Linux 5.3 or later "
+			"needed): %s; %s left unchanged", strerror(errno),
+			ENV_VAR);
 		return -1;
+	}
+	close(probe);
+	threads = thread_count();
+	if (threads != 1) {
+		so_logf(lg, SO_LOG_ERROR, "not starting the helper process: the "
+			"task process runs %d threads (started by a plugin "
+			"before spank-otel?), and a process forked from it "
+			"could hang on a lock another thread holds; %s left "
+			"unchanged", threads, ENV_VAR);
+		return -1;
+	}
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
 		so_logf(lg, SO_LOG_ERROR, "cannot start the helper process: "
 			"socketpair: %s; %s left unchanged", strerror(errno),
@@ -397,29 +545,43 @@ int so_helper_start(struct so_helper *h, const struct so_helper_config *cfg,
 		close(sv[1]);
 		return -1;
 	}
-	pid = fork();
-	if (pid < 0) {
-		so_logf(lg, SO_LOG_ERROR, "cannot start the helper process: "
-			"fork: %s; %s left unchanged", strerror(errno), ENV_VAR);
-		close(sv[0]);
-		close(sv[1]);
-		close(ep[0]);
-		close(ep[1]);
-		return -1;
-	}
+	/* No handler of the task's may run in the child before it resets
+	 * them; the task's mask is back as it was right after. */
+	sigfillset(&all);
+	sigprocmask(SIG_SETMASK, &all, &old);
+	pid = clone_helper(&pidfd);
 	if (pid == 0) {
 		close(sv[0]);
 		close(ep[0]);
 		so_helper_main(cfg, task, sv[1], ep[1]);
 	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
 	close(sv[1]);
 	close(ep[1]);
+	if (pid < 0 || pidfd < 0) {
+		if (pid > 0) {
+			/* No pidfd after all: the helper sees the socket
+			 * close and exits; its pid is the task's until this
+			 * reaps it. */
+			close(sv[0]);
+			close(ep[0]);
+			while (waitpid(pid, NULL, __WALL) < 0 && errno == EINTR)
+				;
+			errno = ENOSYS;
+		} else {
+			close(sv[0]);
+			close(ep[0]);
+		}
+		so_logf(lg, SO_LOG_ERROR, "cannot start the helper process: "
+			"clone: %s; %s left unchanged", strerror(errno), ENV_VAR);
+		return -1;
+	}
 	/* Only this end: the helper's stderr must stay blocking. */
 	fcntl(ep[0], F_SETFL, O_NONBLOCK);
 	h->pid = pid;
 	h->sock = sv[0];
 	h->err = ep[0];
-	h->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	h->pidfd = pidfd;
 	return 0;
 }
 
@@ -428,31 +590,44 @@ enum so_status so_helper_call(struct so_helper *h, char **envp,
 			      struct so_result *res, const struct so_logger *lg)
 {
 	struct errtext e = { .len = 0 };
-	long long start = so_monotonic_ms(), deadline = start + timeout_ms;
+	struct end end = { 0, 0, 0, 0 };
+	struct fault f = { 0, 0 };
+	long long start = so_monotonic_us(), timeout = (long long)timeout_ms * 1000;
+	long long deadline = start + timeout, reserve, answer_by, natural_until;
 	enum so_status st;
-	char end[96], line[512];
-	int wstatus = 0, sent, left_behind;
+	char how[96], line[512];
+	int sent, left_behind;
 
 	memset(res, 0, sizeof(*res));
 	res->rc = SO_RC_ERROR;
 	if (h->pid < 0)
 		return SO_HELPER_FAILED;
 	e.buf[0] = '\0';
+	/* timeout= bounds all of it: the answer comes in the first nine
+	 * tenths, the rest is for killing and reaping. */
+	reserve = timeout / 10 < KILL_RESERVE_US ? timeout / 10 : KILL_RESERVE_US;
+	answer_by = deadline - reserve;
 
-	sent = send_request(h, envp, max_env_bytes, deadline, &e);
+	sent = send_request(h, envp, max_env_bytes, answer_by, &e);
 	if (sent == -2)
 		st = SO_TIMEOUT;
 	else if (sent == -3)
 		st = SO_HELPER_FAILED;
 	else /* sent, or the helper answered early and closed */
-		st = read_answer(h, res, deadline, &e);
-	/* A helper that answered, or sees the socket close, exits at once;
-	 * one that timed out or broke its answer is killed. */
-	left_behind = finish(h, st == SO_TIMEOUT || st == SO_HELPER_DIED
-					? 0 : deadline,
-			     &wstatus, &e);
+		st = read_answer(h, res, answer_by, &e, &f);
+	/* A helper that answered ends at once; one that timed out, broke the
+	 * protocol or was not asked is killed now; one whose answer broke off
+	 * is dying, and may end by itself within the answer's time (so that
+	 * its exit status can be told). */
+	if (st == SO_TIMEOUT || st == SO_BAD_ANSWER || sent == -3)
+		natural_until = 0;
+	else if (st == SO_HELPER_DIED)
+		natural_until = answer_by;
+	else
+		natural_until = so_monotonic_us() + LINGER_US;
+	left_behind = finish(h, natural_until, deadline, &end, &e);
 
-	describe_end(wstatus, end, sizeof(end));
+	describe_end(&end, how, sizeof(how));
 	first_line(&e, line, sizeof(line));
 	switch (st) {
 	case SO_TIMEOUT:
@@ -464,7 +639,14 @@ enum so_status so_helper_call(struct so_helper *h, char **envp,
 	case SO_HELPER_DIED:
 		so_logf(lg, SO_LOG_ERROR,
 			"the helper process %s before it answered%s%s; %s left "
-			"unchanged", end, line[0] ? ": " : "", line, ENV_VAR);
+			"unchanged", how, line[0] ? ": " : "", line, ENV_VAR);
+		break;
+	case SO_BAD_ANSWER:
+		so_logf(lg, SO_LOG_ERROR,
+			"the helper process answered a value with control "
+			"character 0x%02x at byte %zu (the library broke the "
+			"protocol); killed it; %s left unchanged",
+			f.byte, f.at, ENV_VAR);
 		break;
 	default:
 		if (sent == -3) {
@@ -478,25 +660,34 @@ enum so_status so_helper_call(struct so_helper *h, char **envp,
 		break;
 	}
 	emit_stderr(&e, lg);
-	if (left_behind)
-		so_logf(lg, SO_LOG_ERROR,
-			"the helper process did not end within %d ms of "
-			"SIGKILL; left behind", KILL_GRACE_MS);
-	so_logf(lg, SO_LOG_DEBUG, "helper %s in %lld ms (%s)",
-		so_status_name(st), so_monotonic_ms() - start, end);
+	if (left_behind) {
+		if (end.kill_errno)
+			so_logf(lg, SO_LOG_ERROR,
+				"the helper process could not be killed (%s) "
+				"and did not end within %d ms (timeout=); "
+				"left behind", strerror(end.kill_errno),
+				timeout_ms);
+		else
+			so_logf(lg, SO_LOG_ERROR,
+				"the helper process did not end within %d ms "
+				"(timeout=) of SIGKILL; left behind",
+				timeout_ms);
+	}
+	so_logf(lg, SO_LOG_DEBUG, "helper %s in %lld us (%s)",
+		so_status_name(st), so_monotonic_us() - start, how);
 	if (st != SO_CALLED)
 		so_result_free(res);
 	return st;
 }
 
-void so_helper_discard(struct so_helper *h)
+void so_helper_discard(struct so_helper *h, int timeout_ms)
 {
 	struct errtext e = { .len = 0 };
-	int wstatus;
+	struct end end = { 0, 0, 0, 0 };
 
 	if (h->pid < 0)
 		return;
-	finish(h, 0, &wstatus, &e);
+	finish(h, 0, so_monotonic_us() + (long long)timeout_ms * 1000, &end, &e);
 }
 
 void so_result_free(struct so_result *res)
@@ -530,5 +721,17 @@ void so_emit_library_log(const char *log, const struct so_logger *lg)
 			so_logf(lg, SO_LOG_VERBOSE, "%.*s", len, line);
 		}
 		line = end ? end + 1 : NULL;
+	}
+}
+
+void so_sanitize_text(char *s, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f)
+			s[i] = '?';
 	}
 }

@@ -9,14 +9,23 @@
  *
  *   slurm_spank_task_init_privileged (task child, still root, before any
  *   plugin's task_init can have joined a container):
- *       so_helper_start() forks the helper. The helper drops to the job's
- *       credentials, binds itself to one CPU (so the Go runtime starts with
- *       GOMAXPROCS 1), loads the library from the descriptor checked in the
- *       step parent, and waits for a request.
+ *       so_helper_start() forks the helper. It resets its signals,
+ *       descriptors and limits and waits for a request, still root.
  *   slurm_spank_task_init (task child, as the user, right before execve):
- *       so_helper_call() sends the task's final environment, reads the
- *       answer within a timeout, and reaps the helper (killing it first if
- *       it did not answer in time).
+ *       so_helper_call() sends the task's final environment. By now Slurm
+ *       has placed the task: the helper moves itself into the task's
+ *       cgroups, CPU mask and process group (if they have room for it),
+ *       drops to the job's credentials with no capability left, loads the
+ *       library from the descriptor checked in the step parent and answers.
+ *       The task reads the answer within the timeout and reaps the helper
+ *       (killing it at once if it lingers or did not answer in time).
+ *
+ * The helper is a clone child that sends no signal when it ends (exit
+ * signal 0): the task's SIGCHLD handler never runs for it, no SIGCHLD is
+ * left pending, an ignored SIGCHLD does not reap it early, and wait(-1)
+ * elsewhere in the task does not take it. So its pid stays the task's
+ * until the task reaps it, and the task only ever signals it through the
+ * pidfd the kernel returned from the clone.
  *
  * The task process itself keeps its single thread, its signal state, its
  * limits and its mappings: it only ever holds three close-on-exec
@@ -29,6 +38,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "cgroup.h"
 #include "libfile.h"
 #include "solog.h"
 #include "status.h"
@@ -51,9 +61,11 @@ struct so_helper_config {
 	gid_t gid;
 	const gid_t *groups; /* supplementary groups; NULL/0: just gid */
 	size_t ngroups;
-	/* Which CPU of its affinity mask the helper keeps: the local task
-	 * id, so concurrent helpers of one node spread over the CPUs. */
+	/* Which CPU of the task's affinity mask the helper keeps: the local
+	 * task id, so concurrent helpers of one node spread over the CPUs. */
 	int cpu_index;
+	/* Where the cgroup files are read; NULL members: the real /proc. */
+	struct so_cgroup_files cgroup_files;
 };
 
 /* A started helper, as the task child sees it. */
@@ -61,7 +73,7 @@ struct so_helper {
 	pid_t pid;   /* -1 when none */
 	int sock;    /* request/answer socket */
 	int err;     /* read end of the helper's stderr */
-	int pidfd;   /* -1 where the kernel has no pidfd_open */
+	int pidfd;   /* from the clone; the only handle used to signal it */
 };
 
 /* What the helper answered. */
@@ -84,28 +96,35 @@ enum {
 	SO_RC_UNSET = 2,
 };
 
-/* Forks the helper, unless the task's cgroups have no room for it (see
- * headroom.h). Returns 0, or -1 with the reason logged (h->pid is then -1
- * and nothing is left open). */
+/* Forks the helper. Returns 0, or -1 with the reason logged (h->pid is
+ * then -1 and nothing is left open): no pidfd from the kernel (before
+ * Linux 5.3), a task child with more than one thread, no descriptors. */
 int so_helper_start(struct so_helper *h, const struct so_helper_config *cfg,
 		    const struct so_logger *lg);
 
-/* Sends envp (the task's environment) and max_env_bytes, waits at most
- * timeout_ms for the answer, then reaps the helper; on a timeout or a
- * broken answer the helper is killed first. Every descriptor of h is
- * closed afterwards. Returns SO_CALLED with *res filled (so_result_free it),
- * or why there is no value, with one error line logged and the helper's
- * stderr at debug level. */
+/* Sends envp (the task's environment) and max_env_bytes, reads the answer
+ * and reaps the helper, all within timeout_ms: the last tenth of it (at
+ * most 100 ms) is kept for killing and reaping a helper that did not
+ * answer in time; one that answered and has not ended within a few
+ * milliseconds is killed. A helper not gone by the end is left behind
+ * (logged). Every descriptor of h is closed afterwards. Returns SO_CALLED
+ * with *res filled (so_result_free it), or why there is no value, with one
+ * error line logged and the helper's stderr at debug level. */
 enum so_status so_helper_call(struct so_helper *h, char **envp,
 			      long max_env_bytes, int timeout_ms,
 			      struct so_result *res,
 			      const struct so_logger *lg);
 
-/* Kills and reaps a started helper that will not be called. */
-void so_helper_discard(struct so_helper *h);
+/* Kills and reaps a started helper that will not be called, waiting at
+ * most timeout_ms. */
+void so_helper_discard(struct so_helper *h, int timeout_ms);
 
 /* Releases what so_helper_call put in *res. */
 void so_result_free(struct so_result *res);
+
+/* Replaces every control character of s but newline and tab with '?':
+ * what the helper writes reaches Slurm's log, one line per line. */
+void so_sanitize_text(char *s, size_t len);
 
 /* Passes each line of the library's log to lg: "E " lines at error level,
  * "I " at info, "V " at verbose, "D " at debug; anything else at verbose,

@@ -2,19 +2,23 @@
  * helper_main.c - the helper process: the only process in which the Go
  * library is ever loaded (see helper.h for the whole picture).
  *
- * It is forked from the task child while that still runs as root, so it
- * first makes itself a process of the job's user with nothing of
- * slurmstepd's left: default signal dispositions and an empty mask, only
- * its own descriptors, no core dumps, one CPU. Only then does it load the
- * library, so neither the library's constructors nor the Go runtime ever
- * run with root's rights. It answers exactly one request and exits.
+ * It is forked from the task child in task_init_privileged, while that
+ * still runs as root and before Slurm has placed the task. At once it
+ * sheds what it must not keep of slurmstepd's: default signal dispositions
+ * and an empty mask, only its own descriptors, no core dumps. Then it
+ * waits for the task's request (task_init, when the task is placed) and,
+ * still root, moves itself into the task's cgroups, CPU mask and process
+ * group, so that Slurm accounts, confines and kills it with the task.
+ * Only then does it become the job's user with no capability left, and
+ * load the library: neither the library's constructors nor the Go runtime
+ * ever run with root's rights or outside the job's allocation. It answers
+ * exactly one request and exits.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -31,13 +35,18 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cgroup.h"
 #include "clock.h"
+#include "headroom.h"
 #include "helper_main.h"
+#include "privs.h"
 #include "wire.h"
 
 #ifndef PROC_SUPER_MAGIC
 #define PROC_SUPER_MAGIC 0x9fa0
 #endif
+
+#define ENV_VAR "OTEL_RESOURCE_ATTRIBUTES"
 
 /* The descriptors the helper keeps, at fixed numbers. */
 enum { LIB_FD = 3, SOCK_FD = 4, FIRST_FREE_FD = 5 };
@@ -181,22 +190,32 @@ static void close_from(int first)
 	closedir(d);
 }
 
-/* Keeps the library, the socket and stderr at fixed numbers and closes
- * everything else slurmstepd had open. */
+/* Leaves exactly five descriptors: /dev/null as stdin, the stderr pipe as
+ * stdout and stderr, the library at 3 and the socket at 4, both
+ * close-on-exec (the library may run programs). Everything else slurmstepd
+ * had open is closed. */
 static int arrange_fds(int lib, int sock, int err)
 {
-	int hi_lib = fcntl(lib, F_DUPFD_CLOEXEC, 64);
-	int hi_sock = fcntl(sock, F_DUPFD_CLOEXEC, 64);
-	int hi_err = fcntl(err, F_DUPFD_CLOEXEC, 64);
-	int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	/* Copies above the five numbers first, so that no dup2 below
+	 * overwrites a descriptor still to be copied. */
+	int hi_lib = fcntl(lib, F_DUPFD_CLOEXEC, FIRST_FREE_FD);
+	int hi_sock = fcntl(sock, F_DUPFD_CLOEXEC, FIRST_FREE_FD);
+	int hi_err = fcntl(err, F_DUPFD_CLOEXEC, FIRST_FREE_FD);
+	int null;
 
 	if (hi_lib < 0 || hi_sock < 0 || hi_err < 0)
 		return -1;
 	if (dup2(hi_err, STDERR_FILENO) < 0 || dup2(hi_err, STDOUT_FILENO) < 0 ||
-	    dup2(hi_lib, LIB_FD) < 0 || dup2(hi_sock, SOCK_FD) < 0)
+	    dup3(hi_lib, LIB_FD, O_CLOEXEC) < 0 ||
+	    dup3(hi_sock, SOCK_FD, O_CLOEXEC) < 0)
 		return -1;
-	if (null >= 0 && null != STDIN_FILENO)
-		dup2(null, STDIN_FILENO);
+	/* Only now: opened earlier, /dev/null could land on 3 or 4 and be
+	 * overwritten, leaving stdin the library or the socket. */
+	null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (null < 0)
+		return -1;
+	if (null != STDIN_FILENO && dup2(null, STDIN_FILENO) < 0)
+		return -1;
 	close_from(FIRST_FREE_FD);
 	return 0;
 }
@@ -234,82 +253,139 @@ static void expendable(void)
 	}
 }
 
-/* One CPU of the mask, chosen by the task index: the Go runtime sizes
- * GOMAXPROCS, and so its threads, from the mask it starts with. */
-static void one_cpu(int index, struct notes *n)
+/* One CPU of the task's final mask: inside the job's allocation, and the
+ * Go runtime sizes GOMAXPROCS, and so its threads, from the mask it starts
+ * with. The CPU the helper runs on, when the mask has it: moving to
+ * another one waits for that CPU's run queue, a whole time slice when it
+ * is busy. Else the task index picks one, so that the helpers of one node
+ * spread over its CPUs. Returns the CPU, or -1 when the helper keeps its
+ * mask (said why in a debug note). */
+static int one_cpu(pid_t task, int index, struct notes *n)
 {
 	cpu_set_t set, one;
 	int count, cpu, k;
 
-	if (sched_getaffinity(0, sizeof(set), &set) != 0) {
-		note(n, 'D', "helper keeps its CPU mask: sched_getaffinity: %s",
-		     strerror(errno));
-		return;
+	if (sched_getaffinity(task, sizeof(set), &set) != 0) {
+		note(n, 'D', "helper keeps its CPU mask: sched_getaffinity of "
+			     "the task: %s", strerror(errno));
+		return -1;
 	}
 	count = CPU_COUNT(&set);
-	if (count <= 1)
-		return;
-	k = (index < 0 ? 0 : index) % count;
-	for (cpu = 0; cpu < CPU_SETSIZE; cpu++) {
-		if (!CPU_ISSET(cpu, &set) || k-- > 0)
-			continue;
-		CPU_ZERO(&one);
-		CPU_SET(cpu, &one);
-		if (sched_setaffinity(0, sizeof(one), &one) != 0)
-			note(n, 'D', "helper cannot bind to CPU %d: %s", cpu,
-			     strerror(errno));
-		return;
+	if (count < 1)
+		return -1;
+	cpu = sched_getcpu();
+	if (cpu < 0 || cpu >= CPU_SETSIZE || !CPU_ISSET(cpu, &set)) {
+		k = (index < 0 ? 0 : index) % count;
+		for (cpu = 0; cpu < CPU_SETSIZE; cpu++)
+			if (CPU_ISSET(cpu, &set) && k-- == 0)
+				break;
 	}
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	if (sched_setaffinity(0, sizeof(one), &one) != 0) {
+		note(n, 'D', "helper cannot bind to CPU %d: %s", cpu,
+		     strerror(errno));
+		return -1;
+	}
+	return cpu;
+}
+
+/* Moves the helper beside the task, which Slurm has placed by now (its
+ * parent did setpgid, proctrack_g_add and the task plugins' cgroups and
+ * CPU binding before letting the task run on to task_init): first a check
+ * that the task's cgroups have room, then its cgroups (joining a cpuset
+ * resets the CPU mask, so that comes first), one CPU of its mask, its
+ * process group. Returns 0, or -1 with an error note. */
+static int place(const struct so_helper_config *cfg, pid_t task,
+		 struct notes *n)
+{
+	static struct so_cgroups task_cg, self_cg;
+	const struct so_cgroup_files *f = &cfg->cgroup_files;
+	char task_file[64], why[PATH_MAX + 256];
+	int joined, cpu;
+	pid_t pgid;
+
+	snprintf(task_file, sizeof(task_file), "/proc/%d/cgroup", (int)task);
+	if (so_cgroups_read(f->task ? f->task : task_file, &task_cg) != 0 ||
+	    so_cgroups_read(f->self ? f->self : "/proc/self/cgroup", &self_cg) != 0) {
+		note(n, 'E', "not loading the library: cannot read the task's "
+			     "cgroups: %s; %s left unchanged",
+		     strerror(errno), ENV_VAR);
+		return -1;
+	}
+	if (!so_headroom_ok(f, &task_cg, task, why, sizeof(why))) {
+		note(n, 'E', "not loading the library: %s; %s left unchanged",
+		     why, ENV_VAR);
+		return -1;
+	}
+	joined = so_cgroups_join(f, &task_cg, &self_cg, task, why, sizeof(why));
+	if (joined < 0) {
+		note(n, 'E', "not loading the library: %s; %s left unchanged",
+		     why, ENV_VAR);
+		return -1;
+	}
+	cpu = one_cpu(task, cfg->cpu_index, n);
+	pgid = getpgid(task);
+	if (pgid > 0 && pgid != getpgid(0) && setpgid(0, pgid) != 0) {
+		/* The task of a --pty step leads a session of its own. */
+		note(n, 'D', "helper stays out of the task's process group %d: %s",
+		     (int)pgid, strerror(errno));
+	}
+	note(n, 'D', "helper: joined %d cgroups of the task, CPU %d, process "
+		     "group %d", joined, cpu, (int)getpgid(0));
+	return 0;
 }
 
 static int drop_creds(const struct so_helper_config *cfg, struct notes *n)
 {
-	gid_t gid = cfg->gid;
-	int rc;
+	struct so_creds c = { cfg->drop_creds, cfg->uid, cfg->gid, cfg->groups,
+			      cfg->ngroups };
+	char why[256];
+	int bounding_kept = 0;
 
-	if (!cfg->drop_creds)
-		return 0;
-	if (cfg->groups && cfg->ngroups)
-		rc = setgroups(cfg->ngroups, cfg->groups);
-	else
-		rc = setgroups(1, &gid);
-	if (rc != 0 || setresgid(gid, gid, gid) != 0 ||
-	    setresuid(cfg->uid, cfg->uid, cfg->uid) != 0) {
-		note(n, 'E', "the helper process cannot become uid %u gid %u: "
-			     "%s; %s left unchanged",
-		     (unsigned)cfg->uid, (unsigned)gid, strerror(errno),
-		     "OTEL_RESOURCE_ATTRIBUTES");
+	if (so_privs_drop(&c, &bounding_kept, why, sizeof(why)) != 0) {
+		note(n, 'E', "not loading the library: the helper process %s; "
+			     "%s left unchanged", why, ENV_VAR);
 		return -1;
 	}
+	if (bounding_kept)
+		note(n, 'D', "helper keeps its capability bounding set (no "
+			     "CAP_SETPCAP); no_new_privs stands in for it");
 	return 0;
 }
 
-/* Reads the request: the task's environment and its execve() budget. */
-static char **read_request(long *max_env_bytes)
+/* Waits for the request's header: the task is in task_init. Returns 0,
+ * or -1 when it is not a request. Ends the helper when the task went away
+ * or execs without calling. */
+static int read_header(struct so_wire_request *rq)
 {
-	struct so_wire_request rq;
+	if (recv_all(rq, sizeof(*rq)) != 0)
+		_exit(0);
+	if (rq->magic != SO_WIRE_REQUEST_MAGIC || rq->env_bytes > SO_WIRE_MAX_ENV ||
+	    rq->env_count > rq->env_bytes)
+		return -1;
+	return 0;
+}
+
+/* Reads the task's environment that follows the header. */
+static char **read_env(const struct so_wire_request *rq)
+{
 	char *data, **envp, *p, *end;
 	size_t i;
 
-	if (recv_all(&rq, sizeof(rq)) != 0)
-		_exit(0); /* the task went away or does not call */
-	if (rq.magic != SO_WIRE_REQUEST_MAGIC || rq.env_bytes > SO_WIRE_MAX_ENV ||
-	    rq.env_count > rq.env_bytes)
+	data = malloc(rq->env_bytes + 1);
+	envp = calloc(rq->env_count + 1, sizeof(char *));
+	if (!data || !envp || recv_all(data, rq->env_bytes) != 0)
 		return NULL;
-	data = malloc(rq.env_bytes + 1);
-	envp = calloc(rq.env_count + 1, sizeof(char *));
-	if (!data || !envp || recv_all(data, rq.env_bytes) != 0)
-		return NULL;
-	data[rq.env_bytes] = '\0';
-	for (i = 0, p = data, end = data + rq.env_bytes; p < end; i++) {
-		if (i == rq.env_count)
+	data[rq->env_bytes] = '\0';
+	for (i = 0, p = data, end = data + rq->env_bytes; p < end; i++) {
+		if (i == rq->env_count)
 			return NULL;
 		envp[i] = p;
 		p += strlen(p) + 1;
 	}
-	if (i != rq.env_count)
+	if (i != rq->env_count)
 		return NULL;
-	*max_env_bytes = (long)rq.max_env_bytes;
 	return envp;
 }
 
@@ -317,31 +393,43 @@ void so_helper_main(const struct so_helper_config *cfg, pid_t task, int sock,
 		    int err)
 {
 	const struct so_lib *lib = cfg->lib;
+	struct so_wire_request rq;
 	struct notes n = { .len = 0 };
 	struct statfs sf;
 	struct stat sb;
 	abi_fn *abi;
 	task_env_fn *fn;
 	char **envp, *value = NULL, *liblog = NULL, path[32];
-	long max_env = 0;
-	long long loading, called;
+	long long placing, loading, called;
 	int rc;
 	void *h;
 
+	/* Dies with the task; the task may have ended before this was set. */
+	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+	if (getppid() != task)
+		_exit(0);
 	reset_signals();
 	if (arrange_fds(lib->fd, sock, err) != 0)
 		_exit(127); /* no socket to answer on */
 	prctl(PR_SET_NAME, "spank-otel", 0, 0, 0);
 	own_limits();
 	expendable();
-	one_cpu(cfg->cpu_index, &n);
-	if (drop_creds(cfg, &n) != 0)
+
+	/* The rest needs the task placed: Slurm does that after
+	 * task_init_privileged and before task_init. */
+	if (read_header(&rq) != 0) {
+		note(&n, 'E', "the helper process received a damaged request");
 		answer(SO_HELPER_FAILED, -1, NULL, &n, NULL);
-	/* Cleared by the credential change, so set only now; then make sure
-	 * the task did not die in between. */
+	}
+	placing = so_monotonic_us();
+	if (place(cfg, task, &n) != 0 || drop_creds(cfg, &n) != 0)
+		answer(SO_HELPER_FAILED, -1, NULL, &n, NULL);
+	/* Cleared by the credential change: set again, then make sure the
+	 * task did not die in between. */
 	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
 	if (getppid() != task)
 		_exit(0);
+	placing = so_monotonic_us() - placing;
 
 	/* The descriptor crossed a fork and Slurm's code: it must still be
 	 * the file that was checked. */
@@ -352,8 +440,12 @@ void so_helper_main(const struct so_helper_config *cfg, pid_t task, int sock,
 		answer(SO_OPEN_FAILED, -1, NULL, &n, NULL);
 	}
 	/* dlopen() needs a path; /proc/self/fd/N names the checked file only
-	 * where /proc is the kernel's. The helper still is in slurmstepd's
-	 * mount namespace, but make sure. */
+	 * where /proc is the kernel's. The helper is in the mount namespace
+	 * the task child had in task_init_privileged: slurmstepd's, or the
+	 * job's own that Slurm's job_container/namespace plugin made (as
+	 * root) and joined before that callback. A container plugin joins a
+	 * namespace its user controls only in task_init, after the fork.
+	 * Still, make sure. */
 	if (statfs("/proc/self/fd", &sf) != 0 || sf.f_type != PROC_SUPER_MAGIC) {
 		note(&n, 'E', "refusing to load %s: /proc is not procfs in this "
 			      "mount namespace", lib->path);
@@ -385,16 +477,16 @@ void so_helper_main(const struct so_helper_config *cfg, pid_t task, int sock,
 	/* abi() returns once the Go runtime has started. */
 	loading = so_monotonic_us() - loading;
 
-	if (!(envp = read_request(&max_env))) {
+	if (!(envp = read_env(&rq))) {
 		note(&n, 'E', "the helper process received a damaged request");
 		answer(SO_HELPER_FAILED, -1, NULL, &n, NULL);
 	}
 	called = so_monotonic_us();
-	rc = fn(envp, cfg->exclude, max_env, &value, &liblog);
+	rc = fn(envp, cfg->exclude, (long)rq.max_env_bytes, &value, &liblog);
 	called = so_monotonic_us() - called;
-	/* What the task waits for is the call; the load overlaps Slurm's own
-	 * set-up of the task. */
-	note(&n, 'D', "helper: library loaded and started in %lld us, call %lld us",
-	     loading, called);
+	/* All of it is on the task's way to execve now. */
+	note(&n, 'D', "helper: placed in %lld us, library loaded and started "
+		      "in %lld us, call %lld us",
+	     placing, loading, called);
 	answer(SO_CALLED, rc, value, &n, liblog);
 }

@@ -211,7 +211,7 @@ static void set_attributes(spank_t sp)
 	if (err != ESPANK_SUCCESS || !env) {
 		so_error("cannot read the task environment: %s; %s left "
 			 "unchanged", spank_strerror(err), ENV_VAR);
-		so_helper_discard(&helper);
+		so_helper_discard(&helper, args.timeout_ms);
 		return;
 	}
 	if (spank_get_item(sp, S_JOB_ARGV, &argc, &argv) != ESPANK_SUCCESS) {

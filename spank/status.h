@@ -18,6 +18,8 @@ enum so_status {
 	SO_ABI_MISMATCH,    /* spank_otel_abi() returned another version */
 	SO_TIMEOUT,         /* the helper did not answer in time */
 	SO_HELPER_DIED,     /* the helper ended without a (valid) answer */
+	SO_BAD_ANSWER,      /* the answer broke the protocol (a control
+			       character in the value); the helper killed */
 };
 
 /* A short name for a status ("called", "refused", ...). */
@@ -42,6 +44,8 @@ static inline const char *so_status_name(enum so_status st)
 		return "timeout";
 	case SO_HELPER_DIED:
 		return "helper-died";
+	case SO_BAD_ANSWER:
+		return "bad-answer";
 	}
 	return "unknown";
 }

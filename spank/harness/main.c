@@ -12,6 +12,9 @@
  *
  *   spank-otel-harness --lib PATH [options]      one task, report on stdout
  *   spank-otel-harness --bench N --lib PATH      N tasks, nanoseconds each
+ *   spank-otel-harness --cgroup-check DIR --pid N [--join]
+ *                                                the cgroup code on a fake
+ *                                                tree, no process, no root
  *
  * The report has one item per line: status=, rc=, value= (or value_len=),
  * log= (one per library log line), msg <level> (the plugin's log lines),
@@ -26,6 +29,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <grp.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -40,6 +44,8 @@
 #include <unistd.h>
 
 #include "../budget.h"
+#include "../cgroup.h"
+#include "../headroom.h"
 #include "../helper.h"
 #include "../libfile.h"
 #include "../solog.h"
@@ -72,8 +78,27 @@ struct config {
 	long bench;
 	int ignore[MAX_SETUP], nignore;
 	int block[MAX_SETUP], nblock;
+	int handle[MAX_SETUP], nhandle;
+	int raise_sig[MAX_SETUP], nraise;
 	struct rlimit_setup rl[MAX_SETUP];
 	int nrl;
+	/* what an earlier plugin may leave in the task child */
+	int keepcaps;
+	long securebits;
+	int thread;
+	/* the user the task becomes between the callbacks, when it is not
+	 * the helper's (--task-user) */
+	long task_uid, task_gid;
+	/* where slurmstepd's parent puts the task between the callbacks */
+	const char *place_cgroup[MAX_SETUP];
+	int nplace_cgroup;
+	const char *place_cpus;
+	int place_pgid;
+	int lib_fd; /* move the checked library to this descriptor */
+	/* --cgroup-check */
+	const char *cgroup_check;
+	long check_pid;
+	int check_join;
 };
 
 static const char *level_name(enum so_level l)
@@ -245,7 +270,24 @@ static char **read_env_file(const char *path)
 	return env;
 }
 
-/* The task child's state as Slurm leaves it: signals, mask, limits. */
+/* Signals a --handle handler saw in the task. */
+static volatile sig_atomic_t handled[_NSIG];
+
+static void count_signal(int sig)
+{
+	handled[sig]++;
+}
+
+static void *idle_thread(void *arg)
+{
+	(void)arg;
+	for (;;)
+		pause();
+	return NULL;
+}
+
+/* The task child's state as Slurm and earlier plugins leave it: signals,
+ * mask, pending signals, limits, capabilities kept across setuid, threads. */
 static void setup_task(const struct config *c)
 {
 	sigset_t set;
@@ -253,30 +295,134 @@ static void setup_task(const struct config *c)
 
 	for (i = 0; i < c->nignore; i++)
 		signal(c->ignore[i], SIG_IGN);
+	for (i = 0; i < c->nhandle; i++) {
+		struct sigaction sa;
+
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = count_signal;
+		sa.sa_flags = SA_RESTART;
+		sigaction(c->handle[i], &sa, NULL);
+	}
 	sigemptyset(&set);
 	for (i = 0; i < c->nblock; i++)
 		sigaddset(&set, c->block[i]);
 	if (c->nblock)
 		sigprocmask(SIG_BLOCK, &set, NULL);
+	for (i = 0; i < c->nraise; i++)
+		raise(c->raise_sig[i]); /* pending when blocked */
 	for (i = 0; i < c->nrl; i++)
 		if (setrlimit(c->rl[i].resource, &c->rl[i].value) != 0) {
 			fprintf(stderr, "setrlimit: %s\n", strerror(errno));
 			_exit(65);
 		}
+	if (c->keepcaps && prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) != 0) {
+		fprintf(stderr, "PR_SET_KEEPCAPS: %s\n", strerror(errno));
+		_exit(65);
+	}
+	if (c->securebits >= 0 &&
+	    prctl(PR_SET_SECUREBITS, c->securebits, 0, 0, 0) != 0) {
+		fprintf(stderr, "PR_SET_SECUREBITS: %s\n", strerror(errno));
+		_exit(65);
+	}
+	if (c->thread) {
+		pthread_t t;
+
+		if (pthread_create(&t, NULL, idle_thread, NULL) != 0) {
+			fprintf(stderr, "pthread_create failed\n");
+			_exit(65);
+		}
+	}
+}
+
+/* What slurmstepd's parent does to the task between the two callbacks:
+ * its cgroups, CPU mask, process group. */
+static void place_task(const struct config *c)
+{
+	int i;
+
+	for (i = 0; i < c->nplace_cgroup; i++) {
+		char path[PATH_MAX], pid[24];
+		int fd;
+
+		snprintf(path, sizeof(path), "%s/cgroup.procs", c->place_cgroup[i]);
+		snprintf(pid, sizeof(pid), "%d", (int)getpid());
+		fd = open(path, O_WRONLY | O_CLOEXEC);
+		if (fd < 0 || write(fd, pid, strlen(pid)) < 0) {
+			fprintf(stderr, "placing the task in %s: %s\n",
+				c->place_cgroup[i], strerror(errno));
+			_exit(65);
+		}
+		close(fd);
+	}
+	if (c->place_cpus) {
+		cpu_set_t set;
+		char *p = (char *)c->place_cpus, *end;
+
+		CPU_ZERO(&set);
+		while (*p) {
+			long a = strtol(p, &end, 10), b = a;
+
+			if (*end == '-')
+				b = strtol(end + 1, &end, 10);
+			for (; a <= b; a++)
+				CPU_SET((int)a, &set);
+			p = *end == ',' ? end + 1 : end;
+			if (end == p && *p)
+				break;
+		}
+		if (sched_setaffinity(0, sizeof(set), &set) != 0) {
+			fprintf(stderr, "sched_setaffinity: %s\n", strerror(errno));
+			_exit(65);
+		}
+	}
+	if (c->place_pgid && setpgid(0, 0) != 0) {
+		fprintf(stderr, "setpgid: %s\n", strerror(errno));
+		_exit(65);
+	}
+}
+
+/* The task's placement, to compare with what the helper reports. */
+static void print_placement(void)
+{
+	char buf[4096], *p;
+	cpu_set_t set;
+	int fd, cpu, first = 1;
+	ssize_t n;
+
+	fd = open("/proc/self/cgroup", O_RDONLY | O_CLOEXEC);
+	n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	for (p = buf; *p; p++)
+		if (*p == '\n')
+			*p = ';';
+	printf("task_cgroup=%s\n", buf);
+	printf("task_pgid=%d\n", (int)getpgid(0));
+	printf("task_cpus=");
+	if (sched_getaffinity(0, sizeof(set), &set) == 0)
+		for (cpu = 0; cpu < CPU_SETSIZE; cpu++)
+			if (CPU_ISSET(cpu, &set)) {
+				printf("%s%d", first ? "" : ":", cpu);
+				first = 0;
+			}
+	printf("\n");
 }
 
 /* Between task_init_privileged and task_init Slurm switches the task
  * child to the user. */
 static void become_user(const struct config *c)
 {
+	long uid = c->task_uid >= 0 ? c->task_uid : c->as_uid;
+	long gid_arg = c->task_uid >= 0 ? c->task_gid : c->as_gid;
 	gid_t gid;
 
-	if (c->as_uid < 0)
+	if (uid < 0 || (uid_t)uid == geteuid())
 		return;
-	gid = (gid_t)(c->as_gid >= 0 ? c->as_gid : c->as_uid);
+	gid = (gid_t)(gid_arg >= 0 ? gid_arg : uid);
 	if (setgroups(0, NULL) != 0 || setregid(gid, gid) != 0 ||
-	    setreuid((uid_t)c->as_uid, (uid_t)c->as_uid) != 0) {
-		fprintf(stderr, "cannot become uid %ld: %s\n", c->as_uid,
+	    setreuid((uid_t)uid, (uid_t)uid) != 0) {
+		fprintf(stderr, "cannot become uid %ld: %s\n", uid,
 			strerror(errno));
 		_exit(65);
 	}
@@ -359,7 +505,7 @@ static int run_task(const struct config *c, struct so_lib *lib, char **env,
 	static char diff[1024], line[1024], value[1 << 21], log[1 << 17];
 	long max_env = c->max_env;
 	size_t value_len = 0;
-	int i, rc = 0, have_value = 0;
+	int i, rc = 0, have_value = 0, started;
 
 	setup_task(c);
 	if (c->reuse_fd && lib->fd >= 0) {
@@ -401,18 +547,16 @@ static int run_task(const struct config *c, struct so_lib *lib, char **env,
 		so_procstate_take(&before, 0,
 				  c->load_in_task ? -1 : lib->fd);
 	/* task_init_privileged */
-	if (so_helper_start(&h, &cfg, lg) != 0) {
-		if (!quiet)
-			printf("%sstatus=%s\n", msgs,
-			       so_status_name(SO_HELPER_FAILED));
+	started = so_helper_start(&h, &cfg, lg) == 0;
+	if (!started && quiet)
 		return SO_HELPER_FAILED;
-	}
 	if (!c->load_in_task && lib->fd >= 0) {
 		close(lib->fd); /* as the plugin: the task keeps no copy */
 		lib->fd = -1;
 	}
-	/* between the callbacks: Slurm switches to the user; a container
-	 * plugin may enter its namespaces */
+	/* between the callbacks: Slurm places the task and switches to the
+	 * user; a container plugin may enter its namespaces */
+	place_task(c);
 	become_user(c);
 	if (c->proc_overlay)
 		forge_proc(c->proc_overlay);
@@ -426,7 +570,12 @@ static int run_task(const struct config *c, struct so_lib *lib, char **env,
 			printf("load_in_task=loaded\n");
 	}
 	/* task_init */
-	st = so_helper_call(&h, env, max_env, c->timeout_ms, &res, lg);
+	if (started) {
+		st = so_helper_call(&h, env, max_env, c->timeout_ms, &res, lg);
+	} else {
+		memset(&res, 0, sizeof(res));
+		st = SO_HELPER_FAILED;
+	}
 	if (quiet) {
 		so_result_free(&res);
 		return st;
@@ -445,6 +594,10 @@ static int run_task(const struct config *c, struct so_lib *lib, char **env,
 
 	fputs(msgs, stdout);
 	printf("status=%s\n", so_status_name(st));
+	print_placement();
+	for (i = 0; i < c->nhandle; i++)
+		printf("handled_%s=%d\n", sigabbrev_np(c->handle[i]),
+		       (int)handled[c->handle[i]]);
 	if (st == SO_CALLED) {
 		printf("rc=%d\n", rc);
 		if (have_value && c->show_value_len)
@@ -476,6 +629,52 @@ static int run_task(const struct config *c, struct so_lib *lib, char **env,
 	}
 	printf("\n");
 	return st;
+}
+
+/* --cgroup-check DIR: the cgroup code on a fake tree. DIR holds
+ * task.cgroup and self.cgroup (as /proc/PID/cgroup), mountinfo, and root/
+ * (as /sys/fs/cgroup). Prints each cgroup of task.cgroup and the directory
+ * found for it, the headroom verdict, and with --join what joining did. */
+static int cgroup_check(const struct config *c)
+{
+	static struct so_cgroups task, self;
+	char task_file[PATH_MAX], self_file[PATH_MAX], mountinfo[PATH_MAX];
+	char root[PATH_MAX], dir[PATH_MAX], why[PATH_MAX + 256];
+	struct so_cgroup_files f = { root, mountinfo, task_file, self_file };
+	pid_t pid = (pid_t)c->check_pid;
+	int i, j;
+
+	snprintf(task_file, sizeof(task_file), "%s/task.cgroup", c->cgroup_check);
+	snprintf(self_file, sizeof(self_file), "%s/self.cgroup", c->cgroup_check);
+	snprintf(mountinfo, sizeof(mountinfo), "%s/mountinfo", c->cgroup_check);
+	snprintf(root, sizeof(root), "%s/root", c->cgroup_check);
+	if (so_cgroups_read(task_file, &task) != 0) {
+		printf("error=cannot read %s: %s\n", task_file, strerror(errno));
+		return 1;
+	}
+	if (so_cgroups_read(self_file, &self) != 0)
+		self.n = 0;
+	for (i = 0; i < task.n; i++) {
+		const struct so_cgroup *cg = &task.cg[i];
+
+		printf("cgroup %d:%s:%s dir=%s\n", cg->id, cg->controllers,
+		       cg->path,
+		       so_cgroup_locate(&f, cg, pid, dir, sizeof(dir), NULL) == 0
+			       ? dir
+			       : "-");
+	}
+	if (so_headroom_ok(&f, &task, pid, why, sizeof(why)))
+		printf("headroom=ok\n");
+	else
+		printf("headroom=short %s\n", why);
+	if (c->check_join) {
+		j = so_cgroups_join(&f, &task, &self, pid, why, sizeof(why));
+		if (j < 0)
+			printf("join_error=%s\n", why);
+		else
+			printf("joined=%d\n", j);
+	}
+	return 0;
 }
 
 static long long now_ns(void)
@@ -521,6 +720,8 @@ static void usage(FILE *f)
 "                        becomes it between the two callbacks\n"
 "  --task-index N        local task id (which CPU the helper keeps)\n"
 "  --open-in-child       open and check in the task, not the parent\n"
+"  --lib-fd N            the library's descriptor is moved to N after the\n"
+"                        check (leaving 3 and 4 free, as in a real task)\n"
 "  --reuse-fd            the task puts another file on the library's\n"
 "                        descriptor before starting the helper (refused)\n"
 "  --proc-overlay LIB    after starting the helper, the task enters a user\n"
@@ -532,13 +733,31 @@ static void usage(FILE *f)
 "  --no-abi-check        accept a library without spank_otel_abi\n"
 "  --ignore SIG          task ignores SIG first (repeatable)\n"
 "  --block SIG           task blocks SIG first (repeatable)\n"
+"  --handle SIG          task counts SIG with a handler; the report says\n"
+"                        handled_SIG=N (repeatable)\n"
+"  --raise SIG           task raises SIG first, after blocking (pending)\n"
+"  --keepcaps            task sets PR_SET_KEEPCAPS first (an earlier plugin)\n"
+"  --securebits N        task sets these securebits first\n"
+"  --thread              task starts a second thread first\n"
+"  --task-user UID[:GID] the task becomes this user between the callbacks\n"
+"                        instead of --as-user's (the helper keeps those)\n"
+"  --place-cgroup DIR    between the callbacks the task moves into this\n"
+"                        cgroup, as slurmstepd's parent does (repeatable)\n"
+"  --place-cpus LIST     ... and sets this CPU mask (\"1\", \"0-3,6\")\n"
+"  --place-pgid          ... and becomes a process group of its own\n"
 "  --setrlimit R=S:H     task sets limit R (AS, DATA, STACK, NPROC,\n"
 "                        NOFILE) first; sizes take K/M/G or 'unlimited'\n"
 "                        (repeatable)\n"
 "  --bench N             run N tasks one after another (fork, helper fork,\n"
 "                        load, call, reap); print nanoseconds per task,\n"
 "                        one per line. Implies --no-abi-check so an empty\n"
-"                        library can be timed.\n");
+"                        library can be timed.\n"
+"  --cgroup-check DIR --pid N [--join]\n"
+"                        no task: find the cgroups of DIR/task.cgroup in\n"
+"                        the fake tree DIR/root (or where DIR/mountinfo\n"
+"                        says), as the process N; print them, the headroom\n"
+"                        verdict and (--join) what joining them from\n"
+"                        DIR/self.cgroup does\n");
 }
 
 int main(int argc, char **argv)
@@ -562,6 +781,19 @@ int main(int argc, char **argv)
 		{ "block", required_argument, NULL, 'b' },
 		{ "setrlimit", required_argument, NULL, 'r' },
 		{ "bench", required_argument, NULL, 'B' },
+		{ "handle", required_argument, NULL, 'H' },
+		{ "raise", required_argument, NULL, 'S' },
+		{ "keepcaps", no_argument, NULL, 'K' },
+		{ "securebits", required_argument, NULL, 'E' },
+		{ "thread", no_argument, NULL, 'D' },
+		{ "task-user", required_argument, NULL, 'U' },
+		{ "place-cgroup", required_argument, NULL, 'C' },
+		{ "place-cpus", required_argument, NULL, 'c' },
+		{ "place-pgid", no_argument, NULL, 'G' },
+		{ "cgroup-check", required_argument, NULL, 'X' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "join", no_argument, NULL, 'J' },
+		{ "lib-fd", required_argument, NULL, 'F' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -575,6 +807,8 @@ int main(int argc, char **argv)
 	memset(&c, 0, sizeof(c));
 	c.trusted_uid = geteuid();
 	c.as_uid = c.as_gid = -1;
+	c.task_uid = c.task_gid = -1;
+	c.securebits = -1;
 	c.timeout_ms = 2000;
 	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		char *end = NULL;
@@ -653,6 +887,61 @@ int main(int argc, char **argv)
 				die("bad --bench \"%s\"", optarg);
 			c.flags |= SO_FLAG_NO_ABI_CHECK;
 			break;
+		case 'H':
+			if (c.nhandle >= MAX_SETUP)
+				die("too many --handle%s", "");
+			c.handle[c.nhandle++] = parse_signal(optarg);
+			break;
+		case 'S':
+			if (c.nraise >= MAX_SETUP)
+				die("too many --raise%s", "");
+			c.raise_sig[c.nraise++] = parse_signal(optarg);
+			break;
+		case 'K':
+			c.keepcaps = 1;
+			break;
+		case 'E':
+			c.securebits = strtol(optarg, &end, 0);
+			if (*end || c.securebits < 0)
+				die("bad --securebits \"%s\"", optarg);
+			break;
+		case 'D':
+			c.thread = 1;
+			break;
+		case 'U':
+			c.task_uid = strtol(optarg, &end, 10);
+			if (*end == ':')
+				c.task_gid = strtol(end + 1, &end, 10);
+			if (*end || c.task_uid < 0)
+				die("bad --task-user \"%s\"", optarg);
+			break;
+		case 'C':
+			if (c.nplace_cgroup >= MAX_SETUP)
+				die("too many --place-cgroup%s", "");
+			c.place_cgroup[c.nplace_cgroup++] = optarg;
+			break;
+		case 'c':
+			c.place_cpus = optarg;
+			break;
+		case 'G':
+			c.place_pgid = 1;
+			break;
+		case 'X':
+			c.cgroup_check = optarg;
+			break;
+		case 'p':
+			c.check_pid = strtol(optarg, &end, 10);
+			if (*end || c.check_pid <= 0)
+				die("bad --pid \"%s\"", optarg);
+			break;
+		case 'J':
+			c.check_join = 1;
+			break;
+		case 'F':
+			c.lib_fd = (int)strtol(optarg, &end, 10);
+			if (*end || c.lib_fd < 3)
+				die("bad --lib-fd \"%s\"", optarg);
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -660,6 +949,11 @@ int main(int argc, char **argv)
 			usage(stderr);
 			return 64;
 		}
+	}
+	if (c.cgroup_check) {
+		if (!c.check_pid || optind != argc)
+			die("--cgroup-check needs --pid%s", "");
+		return cgroup_check(&c);
 	}
 	if (!c.lib || optind != argc) {
 		usage(stderr);
@@ -680,6 +974,12 @@ int main(int argc, char **argv)
 			else
 				printf("status=%s\n", so_status_name(st));
 			return st;
+		}
+		if (c.lib_fd && c.lib_fd != lib.fd) {
+			if (dup3(lib.fd, c.lib_fd, O_CLOEXEC) < 0)
+				die("dup3: %s", strerror(errno));
+			close(lib.fd);
+			lib.fd = c.lib_fd;
 		}
 	}
 

@@ -113,20 +113,23 @@ printf "noise of this run: emptygo'/emptygo at p50 %s (the same library; 1.000 w
 printf 'of that: loading ours, its call skipped, loadonly/emptygo %s; the call, ours/loadonly %s (%+d us)\n' \
 	"$(ratio "$p50_loadonly" "$p50_emptygo")" "$(ratio "$p50_ours" "$p50_loadonly")" "$(( p50_ours - p50_loadonly ))"
 
-# The helper times its stages itself and says so in a debug line: loading
-# the library and starting its runtime (which overlaps Slurm's set-up of
-# the task), and the call (which the task waits for).
+# The helper times its stages itself and says so in a debug line: moving
+# into the task's cgroups, CPU and process group and dropping privileges,
+# loading the library and starting its runtime, and the call. The task
+# waits for all three: the helper can only start once Slurm has placed the
+# task, in task_init.
 stage_runs=${BENCH_STAGE_RUNS:-300}
 for ((r = 0; r < stage_runs; r++)); do
 	for name in ours loadonly emptygo; do
 		"$harness" --lib "$libdir/$name.$((r % copies)).so" --env-file "$envfile" |
-			sed -n "s/.*helper: library loaded and started in \([0-9]*\) us, call \([0-9]*\) us\$/$name \1 \2/p"
+			sed -n "s/.*helper: placed in \([0-9]*\) us, library loaded and started in \([0-9]*\) us, call \([0-9]*\) us\$/$name \2 \3 \1/p"
 	done
 done > "$tmp/stages"
 show "$harness --lib LIB --env-file <task env>   (×$stage_runs per LIB, interleaved; the helper's debug line)"
-printf '%-10s %8s %8s   (medians of %d each)\n' library load_us call_us "$stage_runs"
+printf '%-10s %8s %8s %8s   (medians of %d each)\n' library place_us load_us call_us "$stage_runs"
 for name in ours loadonly emptygo; do
-	printf '%-10s %8s %8s\n' "$name" "$(awk -v n="$name" '$1 == n { print $2 }' "$tmp/stages" | median)" \
+	printf '%-10s %8s %8s %8s\n' "$name" "$(awk -v n="$name" '$1 == n { print $4 }' "$tmp/stages" | median)" \
+		"$(awk -v n="$name" '$1 == n { print $2 }' "$tmp/stages" | median)" \
 		"$(awk -v n="$name" '$1 == n { print $3 }' "$tmp/stages" | median)"
 done
 
@@ -201,7 +204,7 @@ fi
 show "eval \"\$($build/spank-otel export)\""
 printf 'spank-otel      p50 %6d us\n' "$(timeit "$build/spank-otel" export)"
 if [ -n "$p50_ours" ]; then
-	printf 'plugin per task p50 %6d us  (from 1.; the helper loads while Slurm still sets the task up)\n' "$p50_ours"
+	printf 'plugin per task p50 %6d us  (from 1.)\n' "$p50_ours"
 fi
 fi
 

@@ -177,7 +177,7 @@ func TestMemoryLimit(t *testing.T) {
 			}
 			var skipped, oom []string
 			for _, l := range newLogLines(t, mark) {
-				if strings.Contains(l, "not starting the helper process: memory cgroup") {
+				if strings.Contains(l, "not loading the library: memory cgroup") {
 					skipped = append(skipped, l)
 				}
 			}

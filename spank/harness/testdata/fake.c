@@ -16,16 +16,38 @@
  *   FAKE_EXIT=N       _exit(N) in the middle of the call
  *   FAKE_HANG=1       never return (to test the timeout)
  *   FAKE_STDERR=text  write text and a newline to stderr first
+ *   FAKE_REPORT=1     return what the helper process looks like from inside:
+ *                     "uid=R/E/S,gid=R/E/S,groups=A:B,CapInh=..,CapPrm=..,
+ *                     CapEff=..,CapBnd=..,CapAmb=..,NoNewPrivs=N,dumpable=N,
+ *                     keepcaps=N,securebits=N,fds=0:/dev/null;1:pipe;...
+ *                     (":cloexec" on close-on-exec ones),cgroup=L1;L2;..,
+ *                     cpus=A:B,pgid=N,glibc_tid=ok|stale,oom_score_adj=N"
+ *   FAKE_FORGE=nul    write an answer straight to the socket, whose value
+ *                     is "a=1", a NUL, "b=2", and exit
+ *   FAKE_FORGE=linger write a valid answer ("fake.forged=1") straight to
+ *                     the socket, then never return
  * It always adds the log line "D exclude=<exclude> max_env=<n> envc=<n>".
  *
  * Build variants: -DFAKE_ABI=2 (wrong ABI), -DFAKE_NO_ABI (no
  * spank_otel_abi, like the empty-library baseline).
  */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
+
+#include "../../wire.h"
 
 #ifndef FAKE_ABI
 #define FAKE_ABI 1
@@ -67,6 +89,150 @@ static const char *lookup(char **envp, const char *name)
 	return NULL;
 }
 
+/* Appends to a report of at most 8 KiB. */
+static void add(char *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void add(char *r, const char *fmt, ...)
+{
+	size_t len = strlen(r);
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(r + len, 8192 - len, fmt, ap);
+	va_end(ap);
+}
+
+/* The value of key in a /proc/self/status-like file, trimmed. */
+static void status_field(const char *key, char *out, size_t len)
+{
+	char line[512];
+	size_t n = strlen(key);
+	FILE *f = fopen("/proc/self/status", "re");
+
+	snprintf(out, len, "?");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, n) && line[n] == ':') {
+			char *v = line + n + 1;
+
+			v += strspn(v, " \t");
+			v[strcspn(v, "\n")] = '\0';
+			snprintf(out, len, "%s", v);
+			break;
+		}
+	fclose(f);
+}
+
+/* glibc's idea of this thread's id against the kernel's: a thread CPU
+ * clock id carries the thread id glibc holds (~tid << 3 | 6). */
+static const char *glibc_tid(void)
+{
+	clockid_t cid;
+	pid_t held;
+
+	if (pthread_getcpuclockid(pthread_self(), &cid) != 0)
+		return "unknown";
+	held = (pid_t)~((int)cid >> 3);
+	return held == (pid_t)syscall(SYS_gettid) ? "ok" : "stale";
+}
+
+static char *report(void)
+{
+	static const char *caps[] = { "CapInh", "CapPrm", "CapEff", "CapBnd",
+				       "CapAmb", "NoNewPrivs" };
+	char *r = calloc(1, 8192), v[256], link[64], target[256], buf[4096];
+	uid_t ru, eu, su;
+	gid_t rg, eg, sg, groups[64];
+	cpu_set_t set;
+	struct dirent *d;
+	DIR *dir;
+	FILE *f;
+	size_t i;
+	int n, cpu, first;
+
+	getresuid(&ru, &eu, &su);
+	getresgid(&rg, &eg, &sg);
+	add(r, "uid=%u/%u/%u,gid=%u/%u/%u,groups=", ru, eu, su, rg, eg, sg);
+	n = getgroups(64, groups);
+	for (i = 0; n > 0 && i < (size_t)n; i++)
+		add(r, "%s%u", i ? ":" : "", groups[i]);
+	for (i = 0; i < sizeof(caps) / sizeof(caps[0]); i++) {
+		status_field(caps[i], v, sizeof(v));
+		add(r, ",%s=%s", caps[i], v);
+	}
+	add(r, ",dumpable=%d,keepcaps=%d,securebits=%d,fds=",
+	    prctl(PR_GET_DUMPABLE, 0, 0, 0, 0), prctl(PR_GET_KEEPCAPS, 0, 0, 0, 0),
+	    prctl(PR_GET_SECUREBITS, 0, 0, 0, 0));
+	if ((dir = opendir("/proc/self/fd"))) {
+		first = 1;
+		while ((d = readdir(dir))) {
+			int fd = atoi(d->d_name);
+			ssize_t t;
+
+			if (d->d_name[0] == '.' || fd == dirfd(dir))
+				continue;
+			snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+			t = readlink(link, target, sizeof(target) - 1);
+			target[t > 0 ? t : 0] = '\0';
+			if (strchr(target, ':') && strchr(target, '['))
+				*strchr(target, ':') = '\0'; /* socket, pipe */
+			add(r, "%s%d:%s%s", first ? "" : ";", fd, target,
+			    (fcntl(fd, F_GETFD) & FD_CLOEXEC) ? ":cloexec" : "");
+			first = 0;
+		}
+		closedir(dir);
+	}
+	add(r, ",cgroup=");
+	if ((f = fopen("/proc/self/cgroup", "re"))) {
+		first = 1;
+		while (fgets(buf, sizeof(buf), f)) {
+			buf[strcspn(buf, "\n")] = '\0';
+			add(r, "%s%s", first ? "" : ";", buf);
+			first = 0;
+		}
+		fclose(f);
+	}
+	add(r, ",cpus=");
+	if (sched_getaffinity(0, sizeof(set), &set) == 0)
+		for (cpu = 0, first = 1; cpu < CPU_SETSIZE; cpu++)
+			if (CPU_ISSET(cpu, &set)) {
+				add(r, "%s%d", first ? "" : ":", cpu);
+				first = 0;
+			}
+	add(r, ",pgid=%d,glibc_tid=%s,oom_score_adj=", (int)getpgid(0),
+	    glibc_tid());
+	if ((f = fopen("/proc/self/oom_score_adj", "re"))) {
+		if (fgets(buf, sizeof(buf), f))
+			add(r, "%d", atoi(buf));
+		fclose(f);
+	}
+	return r;
+}
+
+/* A library that writes an answer to the helper's socket (4) itself. */
+static void forge(const char *how)
+{
+	static const char nul[] = "a=1\0b=2", ok[] = "fake.forged=1";
+	const char *value = strcmp(how, "nul") ? ok : nul;
+	size_t len = strcmp(how, "nul") ? sizeof(ok) - 1 : sizeof(nul) - 1;
+	struct so_wire_answer a;
+
+	memset(&a, 0, sizeof(a));
+	a.magic = SO_WIRE_ANSWER_MAGIC;
+	a.status = 0;
+	a.rc = 1;
+	a.has_value = 1;
+	a.value_len = (uint32_t)len;
+	if (write(4, &a, sizeof(a)) != sizeof(a) ||
+	    write(4, value, len) != (ssize_t)len)
+		_exit(9);
+	if (strcmp(how, "linger"))
+		_exit(0);
+	for (;;)
+		pause();
+}
+
 EXPORT int spank_otel_task_env(char **envp, const char *exclude,
 			       long max_env_bytes, char **value, char **log)
 {
@@ -94,6 +260,8 @@ EXPORT int spank_otel_task_env(char **envp, const char *exclude,
 
 	if ((p = (char *)lookup(envp, "FAKE_STDERR")))
 		fprintf(stderr, "%s\n", p);
+	if ((p = (char *)lookup(envp, "FAKE_FORGE")))
+		forge(p);
 	if (lookup(envp, "FAKE_CRASH"))
 		abort();
 	if ((p = (char *)lookup(envp, "FAKE_EXIT")))
@@ -105,7 +273,9 @@ EXPORT int spank_otel_task_env(char **envp, const char *exclude,
 		envc++;
 
 	*value = NULL;
-	if ((p = (char *)lookup(envp, "FAKE_VALUE_LEN"))) {
+	if (lookup(envp, "FAKE_REPORT")) {
+		*value = report();
+	} else if ((p = (char *)lookup(envp, "FAKE_VALUE_LEN"))) {
 		len = (size_t)atol(p);
 		*value = malloc(len + 1);
 		memset(*value, 'x', len);
