@@ -56,6 +56,30 @@ shim_targets() {
 		{ echo "$plugindir/libspankotel.so is not compiled into the shim (DEFAULT_LIB)"; return 1; }
 }
 
+# shim_hardened SO: the plugin was built with the hardening spank/Makefile
+# asks for: marked for CET (IBT and shadow stack, the GNU property note),
+# bound at load (BIND_NOW) with its relocations read-only after (GNU_RELRO),
+# no executable stack, fortified and stack-protected calls, and no .init
+# section (linked without crti.o/crtn.o, so one would be a broken fragment).
+shim_hardened() {
+	local so=$1 notes dyn prog sects syms
+	notes=$(readelf -nW "$so") || return 1
+	dyn=$(readelf -dW "$so") || return 1
+	prog=$(readelf -lW "$so") || return 1
+	sects=$(readelf -SW "$so") || return 1
+	syms=$(nm -D --undefined-only "$so") || return 1
+	expect_contains "$notes" "x86 feature: IBT, SHSTK" || return 1
+	grep -q -E '\(FLAGS\).*BIND_NOW|\(FLAGS_1\).*NOW' <<<"$dyn" || { echo "no BIND_NOW in: $dyn"; return 1; }
+	grep -q -E '^ +GNU_RELRO ' <<<"$prog" || { echo "no GNU_RELRO segment"; return 1; }
+	grep -q -E '^ +GNU_STACK .* RW +0x' <<<"$prog" || { echo "the stack is executable or unmarked"; return 1; }
+	grep -q -E ' U __[a-z_]+_chk(@|$)' <<<"$syms" || { echo "no _FORTIFY_SOURCE call (__*_chk)"; return 1; }
+	grep -q -E ' U __stack_chk_fail(@|$)' <<<"$syms" || { echo "no stack protector"; return 1; }
+	if grep -q -E ' \.init +PROGBITS' <<<"$sects"; then
+		echo "a .init section: linked with crti.o after all?"
+		return 1
+	fi
+}
+
 # shim_never_drains ROOT PLUGINDIR SLURM: from Slurm 25.05 on, the shim
 # declares slurm_spank_init_failure_mode = ESPANK_JOB_FAILURE (3012 in
 # slurm_errno.h), so that a failed init never drains a node; before, Slurm
