@@ -96,7 +96,8 @@ EOF`, tag)))
 		if after["children"] != "0" {
 			t.Errorf("%s: the task has %s child processes after spank-otel, want 0", tk.name, after["children"])
 		}
-		for _, k := range []string{"sigaction", "sigpipe", "sigmask", "altstack", "limits", "maps", "uid"} {
+		for _, k := range []string{"sigaction", "sigpipe", "sigmask", "pending", "altstack", "limits", "maps", "uid",
+			"umask", "cwd", "oom_score_adj", "env"} {
 			if before[k] != after[k] {
 				t.Errorf("%s: %s changed across spank-otel's task_init: %s -> %s", tk.name, k, before[k], after[k])
 			}

@@ -14,6 +14,11 @@
 //	exit     os.Exit(3) in the middle of the call
 //	hang     never returns
 //
+// and one more, which is no fault but a probe of where the helper runs:
+//
+//	placement  returns 1 with the helper's cgroups, CPUs, process group,
+//	           uid and capabilities as the value (see placement)
+//
 // Anything else returns 1 with the value "fault.none=1".
 package main
 
@@ -31,7 +36,9 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"strconv"
 	"strings"
+	"syscall"
 	"unsafe"
 
 	"github.com/spank-otel/spank-otel/internal/cgotraceback"
@@ -69,6 +76,10 @@ func spank_otel_task_env(envp **C.char, exclude *C.char, maxEnvBytes C.long, val
 		os.Exit(3)
 	case "hang":
 		select {}
+	case "placement":
+		*value = C.CString(placement())
+		*log = nil
+		return 1
 	}
 	*value = C.CString("fault.none=1")
 	*log = nil
@@ -83,6 +94,32 @@ func fault(envp **C.char) string {
 		}
 	}
 	return ""
+}
+
+// placement describes the helper process from inside, for the cluster
+// tests to compare with its task: "helper.cgroup=L1;L2;... helper.cpus=
+// LIST helper.pgid=N helper.uid=R/E/S/F helper.capeff=HEX helper.capprm=HEX
+// helper.nnp=N", the cgroup lines those of /proc/self/cgroup, the rest
+// from /proc/self/status. Spaces separate the fields (a cgroup line may
+// hold a comma: "4:cpu,cpuacct:/..."); no byte is a control character.
+func placement() string {
+	cg, _ := os.ReadFile("/proc/self/cgroup")
+	status, _ := os.ReadFile("/proc/self/status")
+	field := func(name string) string {
+		for _, l := range strings.Split(string(status), "\n") {
+			if k, v, ok := strings.Cut(l, ":"); ok && k == name {
+				return strings.Join(strings.Fields(v), "/")
+			}
+		}
+		return "?"
+	}
+	return "helper.cgroup=" + strings.ReplaceAll(strings.TrimSpace(string(cg)), "\n", ";") +
+		" helper.cpus=" + field("Cpus_allowed_list") +
+		" helper.pgid=" + strconv.Itoa(syscall.Getpgrp()) +
+		" helper.uid=" + field("Uid") +
+		" helper.capeff=" + field("CapEff") +
+		" helper.capprm=" + field("CapPrm") +
+		" helper.nnp=" + field("NoNewPrivs")
 }
 
 func main() {}
