@@ -242,6 +242,7 @@ var basicTests = []string{
 	"TestArrayJob",
 	"TestTaskProcessUntouched",
 	"TestContainerPlugin",
+	"TestHelperPlacement",
 }
 
 func TestMain(m *testing.M) {
