@@ -52,7 +52,7 @@ var rules = [...]rule{
 	{key: "slurm.partition", vars: []string{"SLURM_JOB_PARTITION", "SLURM_PARTITION"}},
 	{key: "slurm.restart_count", vars: []string{"SLURM_RESTART_COUNT"}, unset: "0"},
 	{key: "slurm.segment", vars: []string{"SLURM_SEGMENT"}},
-	// Slurm's own SLURM_JOB_SLUID (from 25.11) comes last: a launcher's
+	// Slurm's own SLURM_JOB_SLUID (in tasks from 26.05) comes last: a launcher's
 	// value names the job as that launcher knows it.
 	{key: "slurm.sluid", vars: []string{"LENS_SLURM_SLUID", "NV_LAUNCH_SLUID", "SLURM_JOB_SLUID"}},
 	{key: "slurm.topology.addr", vars: []string{"SLURM_TOPOLOGY_ADDR"}},

@@ -94,7 +94,7 @@ func TestStrings(t *testing.T) {
 			with(fullWant, "slurm.partition", "other"), nil},
 		{"sluids from NV_LAUNCH_*", with(fullEnv, "LENS_SLURM_SLUID", deleted, "LENS_SLURM_ARRAY_SLUID", ""),
 			with(fullWant, "slurm.sluid", "sluid-nv", "slurm.array.sluid", "asluid-nv"), nil},
-		{"sluid from Slurm's own SLURM_JOB_SLUID (25.11 on)",
+		{"sluid from Slurm's own SLURM_JOB_SLUID (tasks of 26.05 on)",
 			with(fullEnv, "LENS_SLURM_SLUID", deleted, "NV_LAUNCH_SLUID", "", "SLURM_JOB_SLUID", "sAWNM8RBK7JF00"),
 			with(fullWant, "slurm.sluid", "sAWNM8RBK7JF00"), nil},
 		{"a launcher's sluid wins over SLURM_JOB_SLUID", with(fullEnv, "SLURM_JOB_SLUID", "sAWNM8RBK7JF00"), fullWant, nil},
