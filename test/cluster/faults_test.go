@@ -143,8 +143,11 @@ func runFault(t *testing.T, m *matrix, fc faultCase) bool {
 	if fc.ulimit != "" {
 		task = fmt.Sprintf(`bash -c 'export TASK_ULIMIT="$(ulimit %s)"; exec env -0'`, fc.ulimit)
 	}
-	script := fmt.Sprintf("set -e; cd /shared; export OTEL_RESOURCE_ATTRIBUTES=\"$(cat /shared/carrier-%s)\"\n%s\nsrun -N1 -n1 %s -o /shared/out/%s/%%j.%%s.%%t.env %s",
-		tag, fc.setup, fc.srunArgs, tag, task)
+	// The job is named after the case, so that what a failing srun leaves
+	// behind can be cancelled (the next test would wait for its CPUs).
+	script := fmt.Sprintf("set -e; cd /shared; export OTEL_RESOURCE_ATTRIBUTES=\"$(cat /shared/carrier-%s)\"\n%s\nsrun -N1 -n1 -J %s %s -o /shared/out/%s/%%j.%%s.%%t.env %s",
+		tag, fc.setup, tag, fc.srunArgs, tag, task)
+	cancel := func() { clusterCmd(t, "", false, nil, "scancel", "-u", "alice", "-n", tag) }
 	writeShared(t, "carrier-"+tag, carrier)
 	out, errOut, err := clusterCmd(t, "", false, nil, "bash", "-c", script)
 	if err != nil {
@@ -154,6 +157,7 @@ func runFault(t *testing.T, m *matrix, fc faultCase) bool {
 		// four CI runs). srun loads the shim whether the plugin is on or
 		// off for the step, and the shim's Go side never runs there, so
 		// such a failure is never the plugin's.
+		cancel()
 		if !stepLaunched(errOut) {
 			m.add(fc.name, "n/a: srun itself failed: "+shorten(lastLine(errOut), 60))
 			t.Logf("srun failed before launching the step, so the case does not apply here: %v\n%s", err, errOut)
@@ -163,7 +167,9 @@ func runFault(t *testing.T, m *matrix, fc faultCase) bool {
 		// step fails without it too; no second try: a plugin that breaks
 		// tasks now and then must fail this test.
 		offScript := strings.Replace(script, "srun -N1 -n1 ", "srun --otel-attrs=off -N1 -n1 ", 1)
-		if _, offErr, e := clusterCmd(t, "", false, nil, "bash", "-c", offScript); e != nil && stepLaunched(offErr) {
+		_, offErr, offFailed := clusterCmd(t, "", false, nil, "bash", "-c", offScript)
+		cancel()
+		if offFailed != nil && stepLaunched(offErr) {
 			m.add(fc.name, "n/a: fails without the plugin too: "+shorten(lastLine(offErr), 60))
 			t.Logf("the step fails with the plugin off as well, so the case does not apply here: %s", offErr)
 			return false
