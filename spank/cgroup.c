@@ -11,8 +11,7 @@
 
 #include "cgroup.h"
 
-/* Reads a small /proc or cgroup file whole. Returns its length or -1. */
-static ssize_t read_file(const char *path, char *buf, size_t len)
+ssize_t so_read_small(const char *path, char *buf, size_t len)
 {
 	ssize_t n, total = 0;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -45,7 +44,7 @@ int so_cgroups_read(const char *file, struct so_cgroups *out)
 	char *line, *save = NULL;
 
 	out->n = 0;
-	if (read_file(file, buf, sizeof(buf)) < 0)
+	if (so_read_small(file, buf, sizeof(buf)) < 0)
 		return -1;
 	for (line = strtok_r(buf, "\n", &save); line && out->n < SO_CG_MAX;
 	     line = strtok_r(NULL, "\n", &save)) {
@@ -168,7 +167,7 @@ static int mountinfo_dir(const char *mountinfo, const struct so_cgroup *cg,
 	char *line, *save = NULL;
 	int found = -1;
 
-	if (read_file(mountinfo, buf, sizeof(buf)) < 0)
+	if (so_read_small(mountinfo, buf, sizeof(buf)) < 0)
 		return -1;
 	/* The last match wins: a later mount on the same mount point hides
 	 * an earlier one. */
@@ -253,7 +252,7 @@ static int lists(const char *dir, pid_t pid)
 	size_t n;
 
 	if (snprintf(path, sizeof(path), "%s/cgroup.procs", dir) >= (int)sizeof(path) ||
-	    read_file(path, buf, sizeof(buf)) < 0)
+	    so_read_small(path, buf, sizeof(buf)) < 0)
 		return 0;
 	n = (size_t)snprintf(want, sizeof(want), "%d", (int)pid);
 	for (p = buf; *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : p + strlen(p))

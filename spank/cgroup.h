@@ -21,6 +21,10 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+/* Reads a small /proc or cgroup file whole into buf, NUL-terminated.
+ * Returns its length, or -1 with errno set. */
+ssize_t so_read_small(const char *path, char *buf, size_t len);
+
 #define SO_CG_MAX 24 /* hierarchies; a v1 host has about 13 */
 
 /* One line of /proc/PID/cgroup. */

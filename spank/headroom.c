@@ -2,12 +2,10 @@
  * headroom.c - room for the helper in the task's cgroups (see headroom.h).
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "headroom.h"
 
@@ -37,26 +35,6 @@ struct tightest {
 	char dir[PATH_MAX];
 };
 
-static ssize_t read_small(const char *path, char *buf, size_t len)
-{
-	ssize_t n, total = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return -1;
-	while ((size_t)total + 1 < len) {
-		n = read(fd, buf + total, len - 1 - (size_t)total);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		total += n;
-	}
-	close(fd);
-	buf[total] = '\0';
-	return total;
-}
-
 /* A limit or usage file: a number, or "max" (no limit). */
 static int read_value(const char *dir, const char *file,
 		      unsigned long long *v)
@@ -64,7 +42,7 @@ static int read_value(const char *dir, const char *file,
 	char path[PATH_MAX + 64], buf[64], *end;
 
 	if (snprintf(path, sizeof(path), "%s/%s", dir, file) >= (int)sizeof(path) ||
-	    read_small(path, buf, sizeof(buf)) <= 0)
+	    so_read_small(path, buf, sizeof(buf)) <= 0)
 		return -1;
 	if (!strncmp(buf, "max", 3)) {
 		*v = ULLONG_MAX;
@@ -84,7 +62,7 @@ static unsigned long long page_cache(const char *dir, const struct files *f)
 
 	if (!f->active_file ||
 	    snprintf(path, sizeof(path), "%s/memory.stat", dir) >= (int)sizeof(path) ||
-	    read_small(path, buf, sizeof(buf)) <= 0)
+	    so_read_small(path, buf, sizeof(buf)) <= 0)
 		return 0;
 	for (line = strtok_r(buf, "\n", &save); line;
 	     line = strtok_r(NULL, "\n", &save)) {
