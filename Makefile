@@ -36,13 +36,14 @@ GOFLAGS_BUILD := -trimpath -buildvcs=false
 include golib.mk
 # What the library and the command are built from: the plugin's module,
 # without the modules nested in it (otelresource, the test programs).
-GO_SOURCES := $(shell find . -name '*.go' -not -path './build/*' -not -path './test/*' -not -path './otelresource/*') go.mod go.sum
+GO_SOURCES := $(shell find . -name '*.go' -not -path './build/*' -not -path './test/*' -not -path './otelresource/*') go.mod go.sum \
+	cgo/contract.h
 # Every Go module of the repository, each vetted and tested by make unit:
 # the plugin's, otelresource (the OpenTelemetry Go SDK adapter, a module of
 # its own so that the plugin's does not depend on the SDK), and the test
 # modules (test/sdkinterop checks our carrier against the SDK's parser).
 GO_MODULES := $(shell find . -name go.mod -not -path './build/*' -not -path './vendor/*' -printf '%h\n' | sort)
-C_SOURCES  := $(wildcard spank/*.c spank/*.h spank/*.map spank/Makefile)
+C_SOURCES  := $(wildcard spank/*.c spank/*.h spank/*.map spank/Makefile) cgo/contract.h
 
 # Host packages the targets need. Installed only when missing.
 HOST_PACKAGES := gcc make git rpm debootstrap docker.io docker-compose dpkg-dev python3 binutils lintian

@@ -12,6 +12,8 @@ package main
 
 /*
 #include <stdlib.h>
+
+#include "contract.h"
 */
 import "C"
 
@@ -24,16 +26,14 @@ import (
 	"github.com/spank-otel/spank-otel/libcarrier"
 )
 
-// abiVersion changes whenever the C signature of an export changes; the
-// shim refuses a library that reports another number.
-const abiVersion = 1
-
-// Return codes of spank_otel_task_env (SO_RC_* in spank/helper.h).
+// The ABI version and the return codes of spank_otel_task_env are the
+// shim's, from contract.h.
 const (
-	resultUnchanged = 0
-	resultSet       = 1
-	resultUnset     = 2
-	resultInternal  = -1
+	abiVersion      = C.SO_ABI_VERSION
+	resultUnchanged = C.SO_RC_LEAVE
+	resultSet       = C.SO_RC_SET
+	resultUnset     = C.SO_RC_UNSET
+	resultInternal  = C.SO_RC_ERROR
 )
 
 //export spank_otel_abi
@@ -42,7 +42,7 @@ func spank_otel_abi() C.int { return abiVersion }
 // spank_otel_task_env computes the task's OTEL_RESOURCE_ATTRIBUTES from envp,
 // the task's own environment (not the process environment, which is
 // slurmstepd's). The shim's side of the contract is task_env_fn in
-// spank/helper_main.c, and the return codes in spank/helper.h.
+// spank/helper_main.c, and the return codes in contract.h.
 //
 //export spank_otel_task_env
 func spank_otel_task_env(envp **C.char, exclude *C.char, maxEnvBytes C.long, value **C.char, log **C.char) C.int {

@@ -2,10 +2,22 @@ package main
 
 /*
 #include <stdlib.h>
+
+#include "contract.h"
 */
 import "C"
 
 import "unsafe"
+
+// The limits of contract.h, for the test that holds internal/taskenv's Go
+// copies to them (see contract_test.go). Constants: the library pays
+// nothing for them.
+const (
+	headerMaxEntry   = C.SO_MAX_ENTRY
+	headerExecSlack  = C.SO_EXEC_SLACK
+	headerArgFloor   = C.SO_ARG_FLOOR
+	headerArgCeiling = C.SO_ARG_CEILING
+)
 
 // cEnv is a task environment and an exclude= list in C memory, as the shim
 // passes them to spank_otel_task_env. Tests use it: cgo cannot be used in

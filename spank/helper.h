@@ -39,12 +39,10 @@
 #include <sys/types.h>
 
 #include "cgroup.h"
+#include "../cgo/contract.h"
 #include "libfile.h"
 #include "solog.h"
 #include "status.h"
-
-/* The library ABI the helper speaks (spank_otel_abi() must return it). */
-#define SO_ABI_VERSION 1
 
 #define SO_FLAG_NO_ABI_CHECK 0x1u /* harness: accept a library without
 				     spank_otel_abi (empty-library baseline) */
@@ -78,7 +76,7 @@ struct so_helper {
 
 /* What the helper answered. */
 struct so_result {
-	int rc;      /* 1: set value; 2: unset; 0: leave; -1: library error */
+	int rc;      /* SO_RC_* of contract.h */
 	char *value; /* NULL when the library returned none */
 	size_t value_len;
 	char *log;   /* "E|I|V|D <text>\n" lines, or NULL */
@@ -86,14 +84,6 @@ struct so_result {
 	 * task's memory map is the same after the call as before. */
 	void *map;
 	size_t map_len;
-};
-
-/* The return codes of spank_otel_task_env. */
-enum {
-	SO_RC_ERROR = -1,
-	SO_RC_LEAVE = 0,
-	SO_RC_SET = 1,
-	SO_RC_UNSET = 2,
 };
 
 /* Forks the helper. Returns 0, or -1 with the reason logged (h->pid is

@@ -180,7 +180,7 @@ static void write_value(spank_t sp, const char *value, size_t len)
 	spank_err_t err;
 
 	/* sizeof(ENV_VAR) counts the name and the '='; + 1 for the NUL. */
-	if (sizeof(ENV_VAR) + len + 1 >= (size_t)SO_MAX_ENTRY) {
+	if (!so_entry_fits(sizeof(ENV_VAR) + len + 1)) {
 		so_error("%s would be %zu bytes with its name and NUL, over "
 			 "the %ld-byte limit of one variable; left unchanged",
 			 ENV_VAR, sizeof(ENV_VAR) + len + 1, SO_MAX_ENTRY);

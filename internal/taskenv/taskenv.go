@@ -23,7 +23,8 @@ import (
 // A carrier is written only when "OTEL_RESOURCE_ATTRIBUTES=value" with its
 // NUL is under this size: the kernel would take exactly MaxArgStrlen bytes,
 // but Slurm's setenvf, behind spank_setenv, refuses it and still reports
-// success.
+// success. The shim enforces the same limit (SO_MAX_ENTRY in
+// cgo/contract.h; cgo's tests check that the two agree).
 const MaxArgStrlen = 32 * 4096
 
 // Stage says which kind of Slurm step a task belongs to. One decision
@@ -298,22 +299,29 @@ func tooLarge(env []string, oldValue string, oldSet bool, value string, maxEnvBy
 // kernel counts, TMPDIR, and what a TaskProlog prints.
 const ExecSlack = 8192
 
+// ExecArgFloor and ExecArgCeiling bound what the kernel (fs/exec.c) takes
+// for the argument and environment strings of one execve: a quarter of the
+// stack limit, never below ExecArgFloor (ARG_MAX, 32 pages) and never above
+// ExecArgCeiling (three quarters of its 8 MiB _STK_LIM).
+const (
+	ExecArgFloor   = 32 * 4096
+	ExecArgCeiling = 6 << 20
+)
+
 // ExecBudget returns Options.MaxEnvBytes for a process whose RLIMIT_STACK
 // soft limit is stack (in bytes; ^uint64(0), RLIM_INFINITY, for none) and
-// whose execve gets the arguments argv. The kernel (fs/exec.c) takes
-// argument and environment strings up to a quarter of the stack limit,
-// capped at 6 MiB (three quarters of its 8 MiB _STK_LIM) and never below
-// 128 KiB; the budget is that minus the argument strings with their NULs,
-// one pointer per argument (at least one) and ExecSlack. It is never below
-// 1, so that a full budget still means a check. The plugin's shim computes
-// the same (spank/budget.c), and the command calls this function.
+// whose execve gets the arguments argv: a quarter of the stack limit,
+// within ExecArgFloor and ExecArgCeiling, minus the argument strings with
+// their NULs, one pointer per argument (at least one) and ExecSlack. It is
+// never below 1, so that a full budget still means a check. The plugin's
+// shim computes the same (spank/budget.c), and the command calls this
+// function; both are checked against cgo/testdata/contract.tsv.
 func ExecBudget(stack uint64, argv []string) int {
-	const floor, ceiling = 32 * 4096, 6 << 20
-	limit := uint64(ceiling)
+	limit := uint64(ExecArgCeiling)
 	if stack/4 < limit {
 		limit = stack / 4
 	}
-	limit = max(limit, floor)
+	limit = max(limit, ExecArgFloor)
 	used := uint64(max(len(argv), 1)*pointerBytes + ExecSlack)
 	for _, arg := range argv {
 		used += uint64(len(arg)) + 1

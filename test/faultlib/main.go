@@ -47,6 +47,11 @@ import (
 // Like the real library: crash reports name the C frames.
 func init() { cgotraceback.Install() }
 
+// spank_otel_abi returns SO_ABI_VERSION of cgo/contract.h, copied: the
+// go command's build cache does not see a header outside the package's
+// directory, so an included one could leave a stale number. A copy that
+// differs fails every test that loads this library (abi-mismatch).
+//
 //export spank_otel_abi
 func spank_otel_abi() C.int { return 1 }
 

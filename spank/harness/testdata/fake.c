@@ -28,7 +28,7 @@
  *                     the socket, then never return
  * It always adds the log line "D exclude=<exclude> max_env=<n> envc=<n>".
  *
- * Build variants: -DFAKE_ABI=2 (wrong ABI), -DFAKE_NO_ABI (no
+ * Build variants: -DFAKE_ABI=N (another ABI), -DFAKE_NO_ABI (no
  * spank_otel_abi, like the empty-library baseline).
  */
 #define _GNU_SOURCE
@@ -47,10 +47,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../../../cgo/contract.h"
 #include "../../wire.h"
 
 #ifndef FAKE_ABI
-#define FAKE_ABI 1
+#define FAKE_ABI SO_ABI_VERSION
 #endif
 
 #define EXPORT __attribute__((visibility("default")))
