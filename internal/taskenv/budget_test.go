@@ -86,26 +86,6 @@ func TestPerVariableLimit(t *testing.T) {
 	}
 }
 
-func TestExecBudget(t *testing.T) {
-	const slack, ptr = taskenv.ExecSlack, 8
-	const mib = 1 << 20
-	inf := ^uint64(0)
-	tests := []struct {
-		name  string
-		stack uint64
-		argv  []string
-		want  int
-	}{
-		{"8 MiB stack: a quarter", 8 * mib, []string{"python", "train.py"}, 2*mib - (7 + 9) - 2*ptr - slack},
-		{"unlimited stack: 6 MiB", inf, []string{"a"}, 6*mib - 2 - ptr - slack},
-		{"64 MiB stack: capped at 6 MiB", 64 * mib, []string{"a"}, 6*mib - 2 - ptr - slack},
-		{"small stack: at least 128 KiB", 256 << 10, []string{"a"}, 128<<10 - 2 - ptr - slack},
-		{"no arguments still cost one pointer", 8 * mib, nil, 2*mib - ptr - slack},
-		{"arguments fill the budget", 8 * mib, []string{strings.Repeat("a", 2*mib)}, 1},
-	}
-	for _, tc := range tests {
-		if got := taskenv.ExecBudget(tc.stack, tc.argv); got != tc.want {
-			t.Errorf("%s: ExecBudget = %d, want %d", tc.name, got, tc.want)
-		}
-	}
-}
+// ExecBudget and the per-variable limit are part of the contract with the
+// shim: cgo/contract_test.go checks them against cgo/testdata/contract.tsv,
+// the worked examples the shim's C test checks too.

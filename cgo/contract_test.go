@@ -1,0 +1,161 @@
+package main
+
+import (
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/spank-otel/spank-otel/internal/taskenv"
+	"github.com/spank-otel/spank-otel/libcarrier"
+)
+
+// contractFile holds the worked examples of contract.h. The shim's C test
+// (spank/harness/contract.c) reads the same file.
+const contractFile = "testdata/contract.tsv"
+
+// TestContractCopies fails when internal/taskenv's Go copies of the limits
+// differ from contract.h: the command computes without cgo, so it cannot
+// include the header.
+func TestContractCopies(t *testing.T) {
+	tests := []struct {
+		name        string
+		goV, header int
+	}{
+		{"taskenv.MaxArgStrlen vs SO_MAX_ENTRY", taskenv.MaxArgStrlen, headerMaxEntry},
+		{"taskenv.ExecSlack vs SO_EXEC_SLACK", taskenv.ExecSlack, headerExecSlack},
+		{"taskenv.ExecArgFloor vs SO_ARG_FLOOR", taskenv.ExecArgFloor, headerArgFloor},
+		{"taskenv.ExecArgCeiling vs SO_ARG_CEILING", taskenv.ExecArgCeiling, headerArgCeiling},
+	}
+	for _, tc := range tests {
+		if tc.goV != tc.header {
+			t.Errorf("%s: Go has %d, contract.h %d", tc.name, tc.goV, tc.header)
+		}
+	}
+}
+
+// TestContractVectors checks every line of the contract file against this
+// library: its ABI and return codes, the per-variable limit as the export
+// applies it, and the budget as internal/taskenv computes it for the
+// command.
+func TestContractVectors(t *testing.T) {
+	data, err := os.ReadFile(contractFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checks := map[string]func(t *testing.T, f []string){
+		"abi":    checkABI,
+		"rc":     checkRC,
+		"entry":  checkEntry,
+		"budget": checkBudget,
+	}
+	seen := map[string]int{}
+	for i, line := range strings.Split(string(data), "\n") {
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		f := strings.Split(line, "\t")
+		check, ok := checks[f[0]]
+		if !ok {
+			t.Errorf("%s:%d: unknown kind %q", contractFile, i+1, f[0])
+			continue
+		}
+		seen[f[0]]++
+		t.Run(strconv.Itoa(i+1)+"_"+strings.Join(f, "_"), func(t *testing.T) { check(t, f[1:]) })
+	}
+	for kind := range checks {
+		if seen[kind] == 0 {
+			t.Errorf("%s has no %q line", contractFile, kind)
+		}
+	}
+}
+
+// ints parses the want numbers of f, or fails the test.
+func ints(t *testing.T, f []string, want int) []int {
+	t.Helper()
+	if len(f) != want {
+		t.Fatalf("want %d fields, got %q", want, f)
+	}
+	out := make([]int, want)
+	for i, s := range f {
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			t.Fatalf("field %d: %v", i+2, err)
+		}
+		out[i] = n
+	}
+	return out
+}
+
+func checkABI(t *testing.T, f []string) {
+	want := ints(t, f, 1)[0]
+	if abiVersion != want || int(spank_otel_abi()) != want {
+		t.Errorf("SO_ABI_VERSION %d, spank_otel_abi() %d, want %d", abiVersion, spank_otel_abi(), want)
+	}
+}
+
+func checkRC(t *testing.T, f []string) {
+	codes := map[string]int{"error": resultInternal, "leave": resultUnchanged, "set": resultSet, "unset": resultUnset}
+	if len(f) != 2 {
+		t.Fatalf("want NAME VALUE, got %q", f)
+	}
+	got, ok := codes[f[0]]
+	if !ok {
+		t.Fatalf("no return code %q in contract.h", f[0])
+	}
+	if want := ints(t, f[1:], 1)[0]; got != want {
+		t.Errorf("SO_RC_%s is %d, want %d", strings.ToUpper(f[0]), got, want)
+	}
+}
+
+// checkEntry has the export compute a carrier whose entry is exactly the
+// size given, and checks that it is written or refused.
+func checkEntry(t *testing.T, f []string) {
+	if len(f) != 2 || (f[1] != "fits" && f[1] != "refused") {
+		t.Fatalf("want BYTES fits|refused, got %q", f)
+	}
+	size := ints(t, f[:1], 1)[0]
+	carrier := libcarrier.EnvVar + "=big="
+	rc, base, log := callTaskEnv(append([]string{carrier}, stepEnv...), "", 0)
+	if rc != resultSet {
+		t.Fatalf("no value to pad: rc %d, log %q", rc, log)
+	}
+	// The entry grows by one byte for each unreserved byte of padding.
+	pad := size - (len(libcarrier.EnvVar) + 1 + len(base) + 1)
+	if pad < 0 {
+		t.Fatalf("%d bytes is less than the smallest entry here", size)
+	}
+	rc, value, log := callTaskEnv(append([]string{carrier + strings.Repeat("x", pad)}, stepEnv...), "", 0)
+	switch {
+	case f[1] == "fits" && (rc != resultSet || len(value) != len(base)+pad):
+		t.Errorf("%d bytes: rc %d with a %d-byte value, want %d with %d bytes; log %q", size, rc, len(value), resultSet, len(base)+pad, log)
+	case f[1] == "refused" && (rc != resultUnchanged || !strings.Contains(log, "would be "+strconv.Itoa(size)+" bytes")):
+		t.Errorf("%d bytes: rc %d, log %q; want %d and the size in the log", size, rc, log, resultUnchanged)
+	}
+}
+
+// checkBudget has taskenv.ExecBudget compute the budget for argc arguments
+// of argv_bytes bytes in all.
+func checkBudget(t *testing.T, f []string) {
+	if len(f) != 4 {
+		t.Fatalf("want STACK ARGC ARGV_BYTES BUDGET, got %q", f)
+	}
+	stack := ^uint64(0) // RLIM_INFINITY
+	if f[0] != "unlimited" {
+		stack = uint64(ints(t, f[:1], 1)[0])
+	}
+	n := ints(t, f[1:], 3)
+	argc, argvBytes, want := n[0], n[1], n[2]
+	if argvBytes < argc || (argc == 0 && argvBytes != 0) {
+		t.Fatalf("%d arguments cannot take %d bytes", argc, argvBytes)
+	}
+	var argv []string
+	if argc > 0 {
+		// argc-1 empty strings, then one that takes the rest.
+		argv = make([]string, argc)
+		argv[argc-1] = strings.Repeat("a", argvBytes-argc)
+	}
+	if got := taskenv.ExecBudget(stack, argv); got != want {
+		t.Errorf("ExecBudget = %d, want %d", got, want)
+	}
+}
