@@ -96,16 +96,29 @@ shim_never_drains() {
 	fi
 }
 
+# contract_number NAME: the number NAME is #defined to in cgo/contract.h,
+# the contract between the shim and the library.
+contract_number() {
+	local h n
+	h=$(dirname "${BASH_SOURCE[0]}")/../../cgo/contract.h
+	n=$(awk -v name="$1" '$1 == "#define" && $2 == name { print $3 }' "$h") || return 1
+	[[ $n =~ ^[0-9]+$ ]] || { echo "no number for $1 in $h: '$n'" >&2; return 1; }
+	echo "$n"
+}
+
 # lib_computes ROOT PLUGINDIR: load the installed Go library the way the shim
 # does (dlopen, dlsym) and compute the attributes of the example job.
 lib_computes() {
-	python3 - "$1$2/libspankotel.so" "${example_env[@]}" "$example_uuid" <<-'EOF'
+	local abi set
+	abi=$(contract_number SO_ABI_VERSION) && set=$(contract_number SO_RC_SET) || return 1
+	python3 - "$1$2/libspankotel.so" "$abi" "$set" "${example_env[@]}" "$example_uuid" <<-'EOF'
 	import ctypes, sys
-	path, env, want = sys.argv[1], sys.argv[2:-1], sys.argv[-1]
+	path, want_abi, rc_set = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+	env, want = sys.argv[4:-1], sys.argv[-1]
 	lib = ctypes.CDLL(path)
 	libc = ctypes.CDLL(None)
 	abi = lib.spank_otel_abi()
-	assert abi == 1, "spank_otel_abi() = %d" % abi
+	assert abi == want_abi, "spank_otel_abi() = %d, contract.h says %d" % (abi, want_abi)
 	f = lib.spank_otel_task_env
 	f.restype = ctypes.c_int
 	f.argtypes = [ctypes.POINTER(ctypes.c_char_p), ctypes.c_char_p, ctypes.c_long,
@@ -117,7 +130,7 @@ lib_computes() {
 	logs = ctypes.string_at(log.value).decode() if log.value else ""
 	libc.free(value); libc.free(log)
 	print("rc=%d value=%s log=%s" % (rc, text, logs))
-	assert rc == 1, "spank_otel_task_env returned %d" % rc
+	assert rc == rc_set, "spank_otel_task_env returned %d, not SO_RC_SET" % rc
 	assert "nv.dl.job.uuid=" + want in text.split(","), "job uuid missing"
 	EOF
 }
