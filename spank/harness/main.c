@@ -138,8 +138,18 @@ static void print_emit(void *ctx, enum so_level level, const char *msg)
 	printf("msg %s spank-otel: %s\n", level_name(level), msg);
 }
 
+/* --bench: errors only, on stderr at once, so that a refused library or a
+ * task without a value says why and the timings on stdout stay clean. */
+static void error_emit(void *ctx, enum so_level level, const char *msg)
+{
+	(void)ctx;
+	if (level == SO_LOG_ERROR)
+		fprintf(stderr, "spank-otel-harness: %s\n", msg);
+}
+
 static const struct so_logger keep_logger = { keep_emit, NULL };
 static const struct so_logger print_logger = { print_emit, NULL };
+static const struct so_logger error_logger = { error_emit, NULL };
 
 static void die(const char *fmt, const char *arg)
 {
@@ -496,7 +506,7 @@ static void print_log_lines(const char *log)
 static int run_task(const struct config *c, struct so_lib *lib, char **env,
 		    int quiet)
 {
-	const struct so_logger *lg = quiet ? NULL : &keep_logger;
+	const struct so_logger *lg = quiet ? &error_logger : &keep_logger;
 	static struct so_procstate before, after;
 	struct so_helper_config cfg;
 	struct so_helper h;
@@ -750,8 +760,9 @@ static void usage(FILE *f)
 "                        (repeatable)\n"
 "  --bench N             run N tasks one after another (fork, helper fork,\n"
 "                        load, call, reap); print nanoseconds per task,\n"
-"                        one per line. Implies --no-abi-check so an empty\n"
-"                        library can be timed.\n"
+"                        one per line; errors (why a library is refused,\n"
+"                        why a task got no value) go to stderr. Implies\n"
+"                        --no-abi-check so an empty library can be timed.\n"
 "  --cgroup-check DIR --pid N [--join]\n"
 "                        no task: find the cgroups of DIR/task.cgroup in\n"
 "                        the fake tree DIR/root (or where DIR/mountinfo\n"
@@ -966,7 +977,7 @@ int main(int argc, char **argv)
 	if (!c.open_in_child) {
 		/* Like the plugin in the slurmstepd parent. */
 		st = so_lib_open(&lib, c.lib, c.trusted_uid,
-				 c.bench ? NULL : &print_logger);
+				 c.bench ? &error_logger : &print_logger);
 		if (st != SO_CALLED) {
 			if (c.bench)
 				fprintf(stderr, "spank-otel-harness: %s: %s\n",

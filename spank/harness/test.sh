@@ -286,6 +286,22 @@ loader_suite() {
 	else
 		fail "$kind: --bench 3 prints 3 timings"
 	fi
+
+	# A refusal names the rule that failed and the path, in --bench too
+	# (make bench once stopped on ".../ours.0.so: refused" alone); a
+	# checkout under /tmp fails the directory rule on /tmp itself.
+	run "$HARNESS" --bench 3 --lib "$d/open/lib.so" --env-file "$ENVF"
+	check "$kind: --bench: a refusal names the rule and the path" 1 \
+		"^spank-otel-harness: refusing to load $d/open/lib\.so: directory $d/open is writable by group or others \(mode 0777\)$" \
+		'!^[0-9]+$'
+	local in_tmp
+	in_tmp=$(mktemp -d /tmp/spank-otel-test.XXXXXX)
+	chmod 755 "$in_tmp"
+	cp "$lib" "$in_tmp/lib.so"
+	run "$HARNESS" --bench 3 --lib "$in_tmp/lib.so" --env-file "$ENVF"
+	rm -rf "$in_tmp"
+	check "$kind: --bench: a library under /tmp is refused, naming /tmp and its mode" 1 \
+		"^spank-otel-harness: refusing to load $in_tmp/lib\.so: directory /tmp is writable by group or others \(mode 1777\)$"
 }
 
 loader_suite fake "$TESTDATA/libfake.so"
@@ -492,6 +508,10 @@ run "$HARNESS" --lib "$T/noabi.so" --no-abi-check
 check "fake: --no-abi-check accepts it (empty-library baseline)" 0 '^status=called$'
 run "$HARNESS" --bench 2 --lib "$T/noabi.so"
 check "fake: --bench accepts a library without spank_otel_abi" 0 '^[0-9]+$'
+run "$HARNESS" --bench 2 --lib "$T/abi2.so"
+check "fake: --bench says why each task got no value" 1 \
+	'^spank-otel-harness: cannot use .*/abi2\.so: library ABI [0-9]+, this plugin needs ABI [0-9]+' \
+	'^spank-otel-harness: 2 of 2 tasks got no value$'
 
 # A crash in C code called from Go: the helper dies, the task runs, and
 # the report names the C function (internal/cgotraceback) with its library.
@@ -942,6 +962,12 @@ if [ -n "$MOCK" ] && [ -n "$SHIM" ]; then
 			'^env=OTEL_RESOURCE_ATTRIBUTES=.*slurm\.job\.id=12345' '^sigpipe=ignored$' \
 			'^task_threads=1$' 'go runtime: GOMAXPROCS=1 '
 	fi
+
+	# What slurmd logs for a refused library: the rule and the path.
+	M --context remote --arg lib="$T/fake/open/lib.so" --env SLURM_JOB_ID=77
+	check "shim: a refusal is logged as an error naming the rule and the path" 0 \
+		"^log error spank-otel: refusing to load $T/fake/open/lib\.so: directory $T/fake/open is writable by group or others \(mode 0777\)$" \
+		'^task_init=0$' '!^env=OTEL'
 fi
 
 # Nothing is ever skipped: a check whose prerequisite is missing fails,
