@@ -19,12 +19,23 @@ static int trusted_owner(uid_t uid, uid_t trusted_uid)
 	return uid == 0 || uid == trusted_uid;
 }
 
+/* Who may own the file and its directories, for the refusal's message:
+ * "root", or "root or uid N" when slurmstepd runs as another user. */
+static const char *owners(uid_t trusted_uid, char *buf, size_t len)
+{
+	if (trusted_uid == 0)
+		return "root";
+	snprintf(buf, len, "root or uid %u", (unsigned)trusted_uid);
+	return buf;
+}
+
 /* Checks one directory: owned by a trusted uid and not writable by group
  * or others (otherwise someone else could replace the file in it). */
 static int check_dir(const char *path, const char *dir, uid_t trusted_uid,
 		     const struct so_logger *lg)
 {
 	struct stat st;
+	char who[32];
 
 	if (stat(dir, &st) != 0) {
 		so_logf(lg, SO_LOG_ERROR, "refusing to load %s: cannot stat %s: %s",
@@ -34,8 +45,9 @@ static int check_dir(const char *path, const char *dir, uid_t trusted_uid,
 	if (!trusted_owner(st.st_uid, trusted_uid)) {
 		so_logf(lg, SO_LOG_ERROR,
 			"refusing to load %s: directory %s is owned by uid %u "
-			"(only root or uid %u may own it)",
-			path, dir, (unsigned)st.st_uid, (unsigned)trusted_uid);
+			"(only %s may own it)",
+			path, dir, (unsigned)st.st_uid,
+			owners(trusted_uid, who, sizeof(who)));
 		return -1;
 	}
 	if (st.st_mode & (S_IWGRP | S_IWOTH)) {
@@ -210,7 +222,7 @@ static int check_elf_size(int fd, off_t size, const char *path,
 enum so_status so_lib_open(struct so_lib *lib, const char *path,
 			   uid_t trusted_uid, const struct so_logger *lg)
 {
-	char resolved[PATH_MAX];
+	char resolved[PATH_MAX], who[32];
 	struct stat sb;
 	enum so_status st;
 	int fd;
@@ -248,11 +260,11 @@ enum so_status so_lib_open(struct so_lib *lib, const char *path,
 	}
 	if (!trusted_owner(sb.st_uid, trusted_uid)) {
 		so_logf(lg, SO_LOG_ERROR,
-			"refusing to load %s: owned by uid %u%s (only root or "
-			"uid %u may own it)",
+			"refusing to load %s: owned by uid %u%s (only %s may "
+			"own it)",
 			path, (unsigned)sb.st_uid,
 			(sb.st_mode & S_IWUSR) ? " and writable by it" : "",
-			(unsigned)trusted_uid);
+			owners(trusted_uid, who, sizeof(who)));
 		goto refuse;
 	}
 	if (sb.st_mode & (S_IWGRP | S_IWOTH)) {
