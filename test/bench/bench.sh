@@ -57,12 +57,24 @@ make -s -C spank harness goempty BUILD="$spankbuild" SLURM_INCLUDE="$top/build/s
 
 # --- 1. per-task cost -------------------------------------------------------
 rounds=$(( forks / batch ))
-envfile=$(mktemp)
-trap 'rm -f "$envfile" "$tmp"/* 2>/dev/null; rmdir "$tmp" 2>/dev/null || true' EXIT
+envfile=$(mktemp) libdir=
+trap 'rm -f "$envfile" "$tmp"/* 2>/dev/null; rmdir "$tmp" 2>/dev/null; [ -z "$libdir" ] || rm -rf "$libdir"' EXIT
 tmp=$(mktemp -d)
 { cat detect/slurm/testdata/task-env.txt; printf 'OTEL_RESOURCE_ATTRIBUTES=%s\n' "$(cat detect/slurm/testdata/carrier-25.txt)"; } > "$envfile"
 ratio_go=- noise=- step_ratio=- p50_ours=
-libdir=$build/bench-libs
+# The library copies live where the plugin's rule for a library holds: a
+# root-owned directory that no one else can write, all the way up. Not in
+# build/: a checkout under /tmp (1777) or in a home directory would fail
+# that rule, and the harness refuses to load them. /var/cache/spank-otel is
+# the project's own root-owned cache (the cluster keeps its base images
+# there); /run would do too, but is a tmpfs on most machines, and the
+# copies' page-cache placement is part of what is timed. The directory
+# goes when the bench ends.
+if want 1 || want 1b; then
+	install -d -m 0755 /var/cache/spank-otel
+	libdir=$(mktemp -d /var/cache/spank-otel/bench-libs.XXXXXX)
+	chmod 0755 "$libdir"
+fi
 if want 1; then
 say "1. per-task cost: task fork, helper fork, load, call, answer, reap; $forks tasks each, in $rounds interleaved batches of $batch"
 # How the figures are kept fair on a machine whose speed drifts by tens of
@@ -74,7 +86,6 @@ say "1. per-task cost: task fork, helper fork, load, call, answer, reap; $forks 
 #    library's time by 2-4%;
 #  - "emptygo'" is a second set of copies of the empty library: its ratio
 #    to emptygo is the noise of this run, printed beside the figures.
-rm -rf "$libdir" && mkdir -p "$libdir"
 names=(ours loadonly emptygo emptygo2 plainc)
 declare -A src=(
 	[ours]=$build/libspankotel.so
@@ -158,7 +169,7 @@ fi
 conc=${BENCH_CONCURRENT:-16}
 if want 1b; then
 if ! want 1; then # no copies from 1. to start from
-	rm -rf "$libdir" && mkdir -p "$libdir" && cp "$build/libspankotel.so" "$libdir/ours.0.so"
+	cp "$build/libspankotel.so" "$libdir/ours.0.so"
 fi
 say "1b. $conc tasks starting at once on $(nproc) CPUs, 40 rounds: the tail that sets the timeout= default"
 show "$conc × $harness --bench 40 --lib $build/libspankotel.so --env-file <task env>   (in parallel)"
