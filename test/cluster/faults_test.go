@@ -288,17 +288,26 @@ head -c 100000 $lib > truncated.so
 : > empty.so
 cp "$(ls /lib/x86_64-linux-gnu/libz.so.1 /usr/lib/x86_64-linux-gnu/libz.so.1 2>/dev/null | head -n1)" other-elf.so
 cp $lib alice-owned.so; chown alice alice-owned.so; chmod 0644 alice-owned.so
-cp $lib group-writable.so; chmod 0664 group-writable.so`, strings.Fields(computeNodes)...)
+cp $lib group-writable.so; chmod 0664 group-writable.so
+mkdir -p /tmp/spank-otel-faults; chmod 0755 /tmp/spank-otel-faults; cp $lib /tmp/spank-otel-faults/lib.so`, strings.Fields(computeNodes)...)
 
+	// Each line names the path and what failed with it: the rule, for a
+	// refusal (alice is uid 1000 in every image,
+	// test/slurm-docker/setup-base.sh). dlopen's own reason follows the
+	// descriptor's /proc path, whose number is the helper's business.
 	libCases := []struct{ name, lib, log string }{
-		{"library missing", "/opt/faults/missing.so", "missing.so"},
-		{"library unreadable", "/opt/faults/unreadable.so", "unreadable.so"},
-		{"library truncated", "/opt/faults/truncated.so", "truncated.so"},
-		{"library zero bytes", "/opt/faults/empty.so", "empty.so"},
-		{"library a different ELF", "/opt/faults/other-elf.so", "other-elf.so"},
-		{"library owned and writable by alice", "/opt/faults/alice-owned.so", "alice-owned.so"},
-		{"library group-writable", "/opt/faults/group-writable.so", "group-writable.so"},
-		{"library path relative", "libspankotel.so", "libspankotel.so"},
+		{"library missing", "/opt/faults/missing.so", "cannot open /opt/faults/missing.so: No such file or directory"},
+		{"library unreadable", "/opt/faults/unreadable.so", "cannot load /opt/faults/unreadable.so: "},
+		{"library truncated", "/opt/faults/truncated.so", "cannot load /opt/faults/truncated.so: truncated ELF file"},
+		{"library zero bytes", "/opt/faults/empty.so", "cannot load /opt/faults/empty.so: "},
+		{"library a different ELF", "/opt/faults/other-elf.so", "cannot use /opt/faults/other-elf.so: it does not export spank_otel_"},
+		{"library owned and writable by alice", "/opt/faults/alice-owned.so",
+			"refusing to load /opt/faults/alice-owned.so: owned by uid 1000 and writable by it (only root may own it)"},
+		{"library group-writable", "/opt/faults/group-writable.so",
+			"refusing to load /opt/faults/group-writable.so: writable by group or others (mode 0664)"},
+		{"library below /tmp", "/tmp/spank-otel-faults/lib.so",
+			"refusing to load /tmp/spank-otel-faults/lib.so: directory /tmp is writable by group or others (mode 1777)"},
+		{"library path relative", "libspankotel.so", "lib=libspankotel.so is not an absolute path"},
 	}
 	for _, c := range libCases {
 		t.Run(c.name, func(t *testing.T) {
