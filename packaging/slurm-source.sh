@@ -121,8 +121,11 @@ jobs=$(nproc)
 note "building Slurm $full packages offline with $jobs jobs (minutes)"
 build_started=$SECONDS
 # No network from here on: the archive and Debian's packages are all the
-# build gets.
-if ! in_root --offline sh -c "cd $src && DEB_BUILD_OPTIONS='nocheck noautodbgsym parallel=$jobs' dpkg-buildpackage -b -uc -us" \
+# build gets. No static libraries (enable_static=no, which libtool's
+# configure takes from the environment as --disable-static would give it):
+# no node links Slurm statically, and libtool would compile every library
+# source twice.
+if ! in_root --offline sh -c "cd $src && enable_static=no DEB_BUILD_OPTIONS='nocheck noautodbgsym parallel=$jobs' dpkg-buildpackage -b -uc -us" \
 	>"$tmp/build.log" 2>&1; then
 	tail -n 60 "$tmp/build.log" >&2
 	die "building Slurm $full failed (log above)"
