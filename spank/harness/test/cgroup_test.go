@@ -1,0 +1,378 @@
+//go:build harness
+
+package test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+const mib = 1 << 20
+
+// fakeTree is a fake cgroup tree for the harness's --cgroup-check: the
+// hierarchies under root/, the task's and the helper's /proc/PID/cgroup
+// (task.cgroup, self.cgroup) and a mountinfo.
+type fakeTree struct {
+	l   *lab
+	dir string // in the lab
+}
+
+// newTree makes an empty fake tree in the lab's directory name.
+func newTree(t *testing.T, l *lab, name string) fakeTree {
+	t.Helper()
+	ft := fakeTree{l, filepath.Join("fakecg", name)}
+	l.mkdir(t, "fakecg", 0o755)
+	os.RemoveAll(l.path(ft.dir))
+	l.mkdir(t, ft.dir+"/root", 0o755)
+	ft.write(t, "self.cgroup", "")
+	ft.write(t, "mountinfo", "")
+	return ft
+}
+
+// path is name in the tree, as the harness sees it.
+func (ft fakeTree) path(name string) string { return ft.l.path(filepath.Join(ft.dir, name)) }
+
+// write writes the tree's file name.
+func (ft fakeTree) write(t testing.TB, name, text string) {
+	t.Helper()
+	ft.l.write(t, filepath.Join(ft.dir, name), []byte(text))
+}
+
+// cg makes the cgroup directory root/path with files given as NAME=VALUE,
+// each written as a line; its cgroup.procs lists the task, pid 4242,
+// unless it exists already.
+func (ft fakeTree) cg(t testing.TB, path string, files ...string) {
+	t.Helper()
+	d := filepath.Join("root", path)
+	ft.l.mkdir(t, filepath.Join(ft.dir, d), 0o755)
+	if _, err := os.Stat(ft.path(d + "/cgroup.procs")); err != nil {
+		ft.write(t, d+"/cgroup.procs", "4242\n")
+	}
+	for _, f := range files {
+		name, value, _ := strings.Cut(f, "=")
+		ft.write(t, d+"/"+name, value+"\n")
+	}
+}
+
+// check is a run of the harness's cgroup code on the tree, as an
+// unprivileged user.
+func (ft fakeTree) check(args ...string) func(t testing.TB) result {
+	return func(t testing.TB) result {
+		return run(nil, "setpriv", append([]string{"--reuid=65534", "--regid=65534", "--clear-groups",
+			ft.l.harness, "--cgroup-check", ft.path(""), "--pid", "4242"}, args...)...)
+	}
+}
+
+// statV1 and statV2 are memory.stat files with that much page cache,
+// active and inactive.
+func statV1(active, inactive int) string {
+	return fmt.Sprintf("memory.stat=cache 0\ntotal_active_file %d\ntotal_inactive_file %d", active, inactive)
+}
+
+func statV2(active, inactive int) string {
+	return fmt.Sprintf("memory.stat=anon 0\nactive_file %d\ninactive_file %d", active, inactive)
+}
+
+// q quotes a path for a pattern.
+func q(path string) string { return regexp.QuoteMeta(path) }
+
+// TestCgroupFakeTrees: the cgroup code on fake trees, as an unprivileged
+// user: where each cgroup of a task is, and whether the task's memory and
+// pids cgroups have room for the helper (16 MiB, 16 tasks beyond what is in
+// use). Each tree changes between checks, in order.
+func TestCgroupFakeTrees(t *testing.T) {
+	l := newLab(t)
+	const unlimited = "9223372036854771712"
+
+	v1 := newTree(t, l, "v1")
+	v1.write(t, "task.cgroup", "4:memory:/slurm/uid_1000/job_1/step_0/task_0\n3:pids:/slurm/uid_1000/job_1/step_0\n"+
+		"2:cpu,cpuacct:/\n1:name=systemd:/system.slice\n")
+	job, task, step := "memory/slurm/uid_1000/job_1", "memory/slurm/uid_1000/job_1/step_0/task_0", "pids/slurm/uid_1000/job_1/step_0"
+	v1.cg(t, job, fmt.Sprint("memory.limit_in_bytes=", 64*mib), fmt.Sprint("memory.usage_in_bytes=", 60*mib),
+		statV1(10*mib, 46*mib))
+	v1.cg(t, task, "memory.limit_in_bytes="+unlimited, fmt.Sprint("memory.usage_in_bytes=", 58*mib),
+		statV1(10*mib, 46*mib))
+	v1.cg(t, step, "pids.max=max", "pids.current=3")
+	runChecks(t, []runCheck{{name: "cgroup v1: each hierarchy found where Slurm mounts it", run: v1.check(),
+		want: []string{
+			`^cgroup 4:memory:/slurm/uid_1000/job_1/step_0/task_0 dir=` + q(v1.path("root/"+task)) + `$`,
+			`^cgroup 3:pids:/slurm/uid_1000/job_1/step_0 dir=` + q(v1.path("root/"+step)) + `$`},
+		then: []followUp{{"cgroup v1: 60 of 64 MiB in use, 56 MiB of it page cache: room for the helper",
+			expectAlso(0, `^headroom=ok$`)}}}})
+	v1.cg(t, job, statV1(1*mib, 1*mib))
+	runChecks(t, []runCheck{{name: "cgroup v1: 60 of 64 MiB in use, 2 MiB of it page cache: no room, the job's cgroup named",
+		run: v1.check(), want: []string{`^headroom=short memory cgroup ` + q(v1.path("root/"+job)) +
+			` has 6144 KiB left of its 65536 KiB limit \(61440 KiB in use, 2048 KiB of that page cache\) and the helper needs about 16384 KiB$`}}})
+	v1.cg(t, job, "memory.limit_in_bytes="+unlimited)
+	v1.cg(t, step, "pids.max=20", "pids.current=10")
+	runChecks(t, []runCheck{{name: "cgroup v1: a pids cgroup running 10 of 20 tasks: no room", run: v1.check(),
+		want: []string{`^headroom=short pids cgroup ` + q(v1.path("root/"+step)) + ` runs 10 of its 20 tasks and the helper needs up to 16$`}}})
+	v1.cg(t, step, "pids.max=26")
+	runChecks(t, []runCheck{{name: "cgroup v1: 10 of 26 tasks: room", run: v1.check(), want: []string{`^headroom=ok$`}}})
+	// A directory at the usual place that does not list the task is someone
+	// else's (a mount of another part of the hierarchy): not used.
+	v1.write(t, "root/"+step+"/cgroup.procs", "1\n")
+	v1.cg(t, step, "pids.max=12")
+	runChecks(t, []runCheck{{name: "cgroup v1: a directory that does not list the task is not taken for its cgroup",
+		run: v1.check(), want: []string{`^cgroup 3:pids:/slurm/uid_1000/job_1/step_0 dir=-$`, `^headroom=ok$`}}})
+
+	v2 := newTree(t, l, "v2")
+	v2.write(t, "task.cgroup", "0::/system.slice/slurmstepd.scope/job_1/step_0/user/task_0\n")
+	v2.write(t, "root/cgroup.controllers", "")
+	job, task = "system.slice/slurmstepd.scope/job_1", "system.slice/slurmstepd.scope/job_1/step_0/user/task_0"
+	v2.cg(t, job, fmt.Sprint("memory.max=", 64*mib), fmt.Sprint("memory.current=", 60*mib), statV2(8*mib, 48*mib),
+		"pids.max=max", "pids.current=4")
+	v2.cg(t, task, "memory.max=max", fmt.Sprint("memory.current=", 59*mib), statV2(8*mib, 48*mib),
+		"pids.max=max", "pids.current=2")
+	runChecks(t, []runCheck{{name: "cgroup v2: found at the root of the unified hierarchy", run: v2.check(),
+		want: []string{`^cgroup 0::/` + task + ` dir=` + q(v2.path("root/"+task)) + `$`},
+		then: []followUp{{"cgroup v2: 60 of 64 MiB in use, 56 MiB of it page cache: room for the helper",
+			expectAlso(0, `^headroom=ok$`)}}}})
+	v2.cg(t, job, statV2(0, 2*mib))
+	runChecks(t, []runCheck{{name: "cgroup v2: 60 of 64 MiB in use, 2 MiB of it page cache: no room", run: v2.check(),
+		want: []string{`^headroom=short memory cgroup ` + q(v2.path("root/"+job)) +
+			` has 6144 KiB left of its 65536 KiB limit \(61440 KiB in use, 2048 KiB of that page cache\)`}}})
+	v2.cg(t, job, "memory.max=max", "pids.max=12", "pids.current=4")
+	runChecks(t, []runCheck{{name: "cgroup v2: pids.max 12 with 4 running: no room", run: v2.check(),
+		want: []string{`^headroom=short pids cgroup ` + q(v2.path("root/"+job)) + ` runs 4 of its 12 tasks`}}})
+
+	// Hybrid: v1 controllers plus an empty unified hierarchy at unified/;
+	// the limits are the v1 ones.
+	hy := newTree(t, l, "hybrid")
+	hy.write(t, "task.cgroup", "4:memory:/job_1\n0::/job_1\n")
+	hy.cg(t, "memory/job_1", fmt.Sprint("memory.limit_in_bytes=", 20*mib), fmt.Sprint("memory.usage_in_bytes=", 8*mib),
+		statV1(0, 0))
+	hy.cg(t, "unified/job_1", fmt.Sprint("memory.max=", 1*mib), "memory.current=0")
+	runChecks(t, []runCheck{{name: "cgroup hybrid: the unified hierarchy at unified/, the memory limit from v1 only",
+		run: hy.check(), want: []string{`^cgroup 0::/job_1 dir=` + q(hy.path("root/unified/job_1")) + `$`,
+			`^headroom=short memory cgroup ` + q(hy.path("root/memory/job_1")) + ` has 12288 KiB left`}}})
+
+	// Mounted elsewhere and from a directory of the hierarchy (Docker
+	// without a cgroup namespace): mountinfo says where, octal escapes and all.
+	mv := newTree(t, l, "moved")
+	mv.write(t, "task.cgroup", "7:memory:/docker/ab/job_1\n")
+	mv.write(t, "mnt/my mem/job_1/cgroup.procs", "4242\n")
+	mv.write(t, "mnt/my mem/job_1/memory.limit_in_bytes", fmt.Sprintln(20*mib))
+	mv.write(t, "mnt/my mem/job_1/memory.usage_in_bytes", fmt.Sprintln(12*mib))
+	mv.write(t, "mnt/my mem/job_1/memory.stat", strings.TrimPrefix(statV1(0, 10*mib), "memory.stat=")+"\n")
+	mnt := mv.path("mnt")
+	mv.write(t, "mountinfo", "30 20 0:26 / /sys rw - sysfs sysfs rw\n"+
+		"40 30 0:30 /docker/other "+mnt+"/my\\040mem rw - cgroup cgroup rw,memory\n"+
+		"41 30 0:31 /docker/ab "+mnt+"/my\\040mem rw shared:5 - cgroup cgroup rw,memory\n"+
+		"42 30 0:32 / "+mnt+"/cpu rw - cgroup cgroup rw,cpu,cpuacct\n")
+	runChecks(t, []runCheck{{name: "cgroup mounted elsewhere, from a subdirectory: found through mountinfo (the later mount wins)",
+		run: mv.check(), want: []string{`^cgroup 7:memory:/docker/ab/job_1 dir=` + q(mnt+"/my mem/job_1") + `$`, `^headroom=ok$`}}})
+	mv.write(t, "task.cgroup", "7:memory:/docker/ab/../../etc\n")
+	runChecks(t, []runCheck{{name: "cgroup outside the namespace (a .. in its path): never looked for", run: mv.check(),
+		want: []string{`^cgroup 7:memory:/docker/ab/\.\./\.\./etc dir=-$`}}})
+
+	// Joining: the hierarchies whose path differs from the helper's own.
+	jn := newTree(t, l, "join")
+	jn.write(t, "task.cgroup", "5:memory:/job_1/task_0\n4:cpuset:/job_1\n3:pids:/\n0::/job_1\n")
+	jn.write(t, "self.cgroup", "5:memory:/\n4:cpuset:/job_1\n3:pids:/\n0::/stepd\n")
+	for _, c := range []string{"memory/job_1/task_0", "cpuset/job_1", "unified/job_1"} {
+		jn.cg(t, c)
+	}
+	l.chmod(t, jn.dir+"/root/memory/job_1/task_0/cgroup.procs", 0o666)
+	l.chmod(t, jn.dir+"/root/unified/job_1/cgroup.procs", 0o666)
+	runChecks(t, []runCheck{{name: "cgroup join: the memory and unified cgroups, not those the helper shares",
+		run: jn.check("--join"), want: []string{`^joined=2$`},
+		then: []followUp{{`cgroup join: "0" written to cgroup.procs where joined, nowhere else`, func(t testing.TB, r result) {
+			mem, _ := os.ReadFile(jn.path("root/memory/job_1/task_0/cgroup.procs"))
+			cpuset, _ := os.ReadFile(jn.path("root/cpuset/job_1/cgroup.procs"))
+			if !strings.HasSuffix(string(mem), "\n0") || string(cpuset) != "4242\n" {
+				t.Errorf("memory cgroup.procs %q, cpuset cgroup.procs %q", mem, cpuset)
+			}
+		}}}}})
+	l.chmod(t, jn.dir+"/root/unified/job_1/cgroup.procs", 0o444)
+	runChecks(t, []runCheck{{name: "cgroup join: a cgroup that cannot be joined is named", run: jn.check("--join"),
+		want: []string{`^join_error=cannot join the task's cgroup ` + q(jn.path("root/unified/job_1")) + `: Permission denied$`}}})
+}
+
+// placement reads the fake library's report of the helper (FAKE_REPORT)
+// and the harness's of the task.
+type placement struct{ r result }
+
+// helper is the field name of the helper's report (value=a=1,b=2,...),
+// up to the next field: a cgroup line may hold commas (cpu,cpuacct).
+func (p placement) helper(name string) string {
+	v, _ := p.r.value(`^value=(?:.*,)?` + name + `=(.*?)(?:,[a-z_]+=.*)?$`)
+	return v
+}
+
+// task is the harness's task_NAME= line, without the ';' that ends it.
+func (p placement) task(name string) string {
+	v, _ := p.r.value(`^task_` + name + `=(.*)$`)
+	return strings.TrimSuffix(v, ";")
+}
+
+// sameCgroup is a follow-up check that the helper ran in every cgroup of
+// the task.
+func sameCgroup(t testing.TB, r result) {
+	p := placement{r}
+	if p.helper("cgroup") != p.task("cgroup") {
+		t.Errorf("helper %s task %s", p.helper("cgroup"), p.task("cgroup"))
+		r.show(t)
+	}
+}
+
+// writeFile writes a control file of a real cgroup.
+func writeFile(t testing.TB, path string, v any) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(fmt.Sprintln(v)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// newCgroup makes the cgroup dir, removed at the end of the test.
+func newCgroup(t *testing.T, dir string) string {
+	t.Helper()
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Remove(dir) })
+	return dir
+}
+
+// inCgroup is a run of a command inside the cgroup dir.
+func inCgroup(dir string, args ...string) result {
+	return run(nil, "sh", append([]string{"-c", `echo $$ > "$1/cgroup.procs" && shift && exec "$@"`, "incg", dir}, args...)...)
+}
+
+// lastCPU is the highest CPU this process may run on.
+func lastCPU(t testing.TB) int {
+	t.Helper()
+	var set unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &set); err != nil {
+		t.Fatal(err)
+	}
+	for cpu := len(set)*64 - 1; cpu >= 0; cpu-- {
+		if set.IsSet(cpu) {
+			return cpu
+		}
+	}
+	t.Fatal("no CPU in this process's affinity mask")
+	return -1
+}
+
+// TestPlacement: the same in real cgroups. Between the callbacks the task
+// moves into a cgroup and onto one CPU, as slurmstepd's parent does; the
+// helper follows it before it loads the library, and checks the room there.
+// cgroup v1 (memory and pids hierarchies) or v2, whichever the host has;
+// neither is a failure.
+func TestPlacement(t *testing.T) {
+	l := newLab(t)
+	id := fmt.Sprint("spank-otel-test.", os.Getpid())
+	_, errMem := os.Stat("/sys/fs/cgroup/memory/memory.limit_in_bytes")
+	_, errPids := os.Stat("/sys/fs/cgroup/pids/cgroup.procs")
+	_, errV2 := os.Stat("/sys/fs/cgroup/cgroup.controllers")
+	switch {
+	case errMem == nil && errPids == nil:
+		placementV1(t, l, id)
+	case errV2 == nil:
+		placementV2(t, l, id)
+	default:
+		t.Fatal("placement in real cgroups: no cgroup v1 memory and pids hierarchies and no cgroup v2 at /sys/fs/cgroup")
+	}
+}
+
+func placementV1(t *testing.T, l *lab, id string) {
+	mem := newCgroup(t, "/sys/fs/cgroup/memory/"+id)
+	pids := newCgroup(t, "/sys/fs/cgroup/pids/"+id)
+	cpu := fmt.Sprint(lastCPU(t))
+	moved := func(t testing.TB) result {
+		writeFile(t, mem+"/memory.limit_in_bytes", 64*mib)
+		writeFile(t, pids+"/pids.max", 100)
+		return l.onFake([]string{"FAKE_REPORT=1"}, "--as-user", "65534", "--place-cgroup", mem,
+			"--place-cgroup", pids, "--place-cpus", cpu, "--place-pgid")(t)
+	}
+	// withMemory is a run of cmd with the memory cgroup limited to n MiB.
+	withMemory := func(n int, cmd func(t testing.TB) result) func(t testing.TB) result {
+		return func(t testing.TB) result {
+			writeFile(t, mem+"/memory.limit_in_bytes", n*mib)
+			return cmd(t)
+		}
+	}
+	// inCg is a run of the harness in the cgroup dir.
+	inCg := func(dir string) func(t testing.TB) result {
+		return func(t testing.TB) result {
+			return inCgroup(dir, l.harness, "--lib", l.lib(t, "fake"), "--env-file", l.jobEnv(t))
+		}
+	}
+	noRoom := `msg error spank-otel: not loading the library: memory cgroup ` + q(mem) + ` has [0-9]+ KiB left of its 8192 KiB limit`
+	runChecks(t, []runCheck{
+		{name: "placement (cgroup v1): the task was moved", run: moved,
+			want: []string{`^status=called$`, `^task_cgroup=.*:memory:/` + q(id) + `;`, `^task_cpus=` + cpu + `$`},
+			then: []followUp{
+				{"placement (cgroup v1): the helper is in every cgroup of the task", sameCgroup},
+				{"placement: the helper on the task's CPU, in its process group", func(t testing.TB, r result) {
+					p := placement{r}
+					if p.helper("cpus") != cpu || p.helper("pgid") != p.task("pgid") {
+						t.Errorf("cpus=%s pgid=%s, task pgid %s", p.helper("cpus"), p.helper("pgid"), p.task("pgid"))
+						r.show(t)
+					}
+				}}}},
+		{name: "placement: room is checked in the cgroup the task ends up in (8 MiB: none)",
+			run:  withMemory(8, l.onFake([]string{"SLURM_JOB_ID=1"}, "--place-cgroup", mem)),
+			code: 3, want: []string{`^status=helper-failed$`, `^state=same$`, noRoom}},
+		{name: "memory cgroup with 8 MiB: the library is not loaded", run: withMemory(8, inCg(mem)),
+			code: 3, want: []string{`^status=helper-failed$`, noRoom}},
+		// Page cache: a file of 56 MiB written in the cgroup leaves its usage
+		// near the 64 MiB limit, and the kernel takes the cache back on demand.
+		{name: "memory cgroup of 64 MiB, mostly page cache in use: the helper runs",
+			run: withMemory(64, func(t testing.TB) result {
+				pc, err := os.MkdirTemp("/var/tmp", "spank-otel-pc.")
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer os.RemoveAll(pc)
+				if r := inCgroup(mem, "dd", "if=/dev/zero", "of="+pc+"/file", "bs=1M", "count=56", "status=none"); r.code != 0 {
+					t.Fatalf("dd: %s", r.out)
+				}
+				used, _ := os.ReadFile(mem + "/memory.usage_in_bytes")
+				t.Logf("memory.usage_in_bytes %s", used)
+				return inCg(mem)(t)
+			}),
+			want: []string{`^status=called$`}},
+		{name: "pids cgroup with room for 6 tasks: the library is not loaded",
+			run: func(t testing.TB) result {
+				writeFile(t, pids+"/pids.max", 6)
+				return inCg(pids)(t)
+			},
+			code: 3, want: []string{`^status=helper-failed$`,
+				`msg error spank-otel: not loading the library: pids cgroup ` + q(pids) + ` runs [0-9]+ of its 6 tasks`}},
+	})
+}
+
+// placementV2 is TestPlacement on cgroup v2 (a systemd host), in a child of
+// the root cgroup.
+func placementV2(t *testing.T, l *lab, id string) {
+	cg := newCgroup(t, "/sys/fs/cgroup/"+id)
+	controllers, _ := os.ReadFile(cg + "/cgroup.controllers")
+	if f := strings.Fields(string(controllers)); !slices.Contains(f, "memory") || !slices.Contains(f, "pids") {
+		t.Fatal("placement (cgroup v2): the memory and pids controllers are not enabled below /sys/fs/cgroup; " +
+			"enable them: echo +memory +pids > /sys/fs/cgroup/cgroup.subtree_control")
+	}
+	runChecks(t, []runCheck{
+		{name: "placement (cgroup v2): the task was moved",
+			run: func(t testing.TB) result {
+				writeFile(t, cg+"/memory.max", 64*mib)
+				return l.onFake([]string{"FAKE_REPORT=1"}, "--as-user", "65534", "--place-cgroup", cg, "--place-pgid")(t)
+			},
+			want: []string{`^status=called$`, `^task_cgroup=0::/` + q(id) + `;`},
+			then: []followUp{{"placement (cgroup v2): the helper is in the task's cgroup", sameCgroup}}},
+		{name: "placement (cgroup v2): room is checked in the task's final cgroup (8 MiB: none)",
+			run: func(t testing.TB) result {
+				writeFile(t, cg+"/memory.max", 8*mib)
+				return l.onFake([]string{"SLURM_JOB_ID=1"}, "--place-cgroup", cg)(t)
+			},
+			code: 3, want: []string{`^status=helper-failed$`, `not loading the library: memory cgroup ` + q(cg) + ` has`}},
+	})
+}
