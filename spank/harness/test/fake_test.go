@@ -130,21 +130,28 @@ func TestForgedProc(t *testing.T) {
 // empty-library baseline of the benchmark.
 func TestABI(t *testing.T) {
 	l := newLab(t)
-	on := func(lib string, args ...string) func(t testing.TB) result {
+	// on is a run of the harness on a copy of the fake library built as
+	// lib, called name.
+	on := func(lib, name string, args ...string) func(t testing.TB) result {
 		return func(t testing.TB) result {
-			p := l.copy(t, filepath.Join(need(t, "testdata"), lib), lib)
+			p := l.copy(t, filepath.Join(need(t, "testdata"), lib), name)
 			return l.run(append(args, "--lib", p)...)
 		}
 	}
+	abi2 := func(args ...string) func(t testing.TB) result { return on("libfake-abi2.so", "abi2.so", args...) }
+	noabi := func(args ...string) func(t testing.TB) result { return on("libfake-noabi.so", "noabi.so", args...) }
 	runChecks(t, []runCheck{
-		{name: "fake: wrong ABI refused after loading", run: on("libfake-abi2.so"),
+		{name: "fake: wrong ABI refused after loading", run: abi2(),
 			code: 6, want: []string{`^status=abi-mismatch$`, `library ABI 2, this plugin needs ABI 1`}},
-		{name: "fake: library without spank_otel_abi refused", run: on("libfake-noabi.so"),
+		{name: "fake: library without spank_otel_abi refused", run: noabi(),
 			code: 5, want: []string{`^status=symbol-missing$`, `does not export spank_otel_abi`}},
-		{name: "fake: --no-abi-check accepts it (empty-library baseline)", run: on("libfake-noabi.so", "--no-abi-check"),
+		{name: "fake: --no-abi-check accepts it (empty-library baseline)", run: noabi("--no-abi-check"),
 			want: []string{`^status=called$`}},
-		{name: "fake: --bench accepts a library without spank_otel_abi", run: on("libfake-noabi.so", "--bench", "2"),
+		{name: "fake: --bench accepts a library without spank_otel_abi", run: noabi("--bench", "2"),
 			want: []string{`^[0-9]+$`}},
+		{name: "fake: --bench says why each task got no value", run: abi2("--bench", "2"),
+			code: 1, want: []string{`^spank-otel-harness: cannot use .*/abi2\.so: library ABI [0-9]+, this plugin needs ABI [0-9]+`,
+				`^spank-otel-harness: 2 of 2 tasks got no value$`}},
 	})
 }
 

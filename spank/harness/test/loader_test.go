@@ -71,6 +71,8 @@ func loaderCases(l *lab, kind string) []loaderCase {
 		return p
 	}
 	other := otherLibrary()
+	// Outside the lab, in world-writable /tmp.
+	inTmp := fmt.Sprintf("/tmp/spank-otel-test.%d.%s", os.Getpid(), kind)
 	return []loaderCase{
 		{name: "loads from a safe path; the task is left as it was",
 			want: []string{`^status=called$`, `^state=same$`, `^after=threads=1 children=0 `}},
@@ -203,6 +205,32 @@ func loaderCases(l *lab, kind string) []loaderCase {
 		{name: "RLIMIT_AS hard limit 512M is enough for a C library", only: "c",
 			args: []string{"--setrlimit", "AS=512M:512M"},
 			want: []string{`^status=called$`, `^state=same$`}},
+
+		// A refusal names the rule that failed and the path, in --bench too
+		// (make bench once stopped on ".../ours.0.so: refused" alone); a
+		// checkout under /tmp fails the directory rule on /tmp itself.
+		{name: "--bench: a refusal names the rule and the path", setup: inDir("open", 0o777, 0),
+			args: []string{"--bench", "3"},
+			code: 1, want: []string{`^spank-otel-harness: refusing to load ` + q(d+"/open/lib.so") + `: directory ` +
+				q(d+"/open") + ` is writable by group or others \(mode 0777\)$`, `!^[0-9]+$`}},
+		{name: "--bench: a library under /tmp is refused, naming /tmp and its mode",
+			setup: func(t testing.TB, lib string) string {
+				if err := os.Mkdir(inTmp, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { os.RemoveAll(inTmp) })
+				data, err := os.ReadFile(lib)
+				if err == nil {
+					err = os.WriteFile(inTmp+"/lib.so", data, 0o644)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				return inTmp + "/lib.so"
+			},
+			args: []string{"--bench", "3"},
+			code: 1, want: []string{`^spank-otel-harness: refusing to load ` + q(inTmp+"/lib.so") +
+				`: directory /tmp is writable by group or others \(mode 1777\)$`}},
 	}
 }
 

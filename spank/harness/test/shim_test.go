@@ -207,6 +207,16 @@ func TestShim(t *testing.T) {
 				"--as-user", "65534"},
 			want: []string{`^env=OTEL_RESOURCE_ATTRIBUTES=.*slurm\.job\.id=12345`, `^sigpipe=ignored$`, `^task_threads=1$`,
 				`go runtime: GOMAXPROCS=1 `}},
+		// What slurmd logs for a refused library: the rule and the path.
+		{name: "shim: a refusal is logged as an error naming the rule and the path",
+			lib: func(t testing.TB) string {
+				l.lib(t, "fake")
+				l.mkdir(t, "fake/open", 0o777)
+				return l.copy(t, l.path("fake/lib.so"), "fake/open/lib.so")
+			},
+			args: job, want: []string{`^log error spank-otel: refusing to load ` + q(l.path("fake/open/lib.so")) +
+				`: directory ` + q(l.path("fake/open")) + ` is writable by group or others \(mode 0777\)$`,
+				`^task_init=0$`, `!^env=OTEL`}},
 	}...)
 
 	var checks []runCheck
