@@ -180,8 +180,11 @@ unit:
 	  (cd $$m && $(GO) vet ./... && $(GO) test -race -count=1 ./...) || exit 1; \
 	done
 	$(GO) vet -tags cluster ./test/cluster/
+	$(GO) vet -tags harness ./spank/harness/test/
 
-# The harness changes file owners and runs children as another user: root.
+# The shim's Go test (spank/harness/test, build tag harness) drives the
+# harness binaries; it changes file owners and runs children as another
+# user: root.
 # It compiles against the headers `make headers` downloads, as the shim does,
 # into a build directory of that release's own (make notices no header change
 # from another release: their files are older than the objects).
