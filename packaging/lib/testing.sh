@@ -1,4 +1,7 @@
-# Test helpers shared by packaging/deb/test.sh and packaging/rpm/test.sh.
+# The project's one set of shell test helpers: check, finish and the
+# expect_* assertions, used by every shell test (packaging/deb/test.sh,
+# packaging/rpm/test.sh, packaging/include-test.sh, test/slurm-docker/smoke),
+# then the checks of an installed package that the deb and rpm tests share.
 # Sourced, never run. Each check prints "ok - ..." or "FAIL - ..." with the
 # command's output; finish prints "N passed, M failed".
 
