@@ -45,8 +45,13 @@ GO_SOURCES := $(shell find . -name '*.go' -not -path './build/*' -not -path './t
 GO_MODULES := $(shell find . -name go.mod -not -path './build/*' -not -path './vendor/*' -printf '%h\n' | sort)
 C_SOURCES  := $(wildcard spank/*.c spank/*.h spank/*.map spank/Makefile) cgo/contract.h
 
-# Host packages the targets need. Installed only when missing.
-HOST_PACKAGES := gcc make git rpm debootstrap docker.io docker-compose dpkg-dev python3 binutils lintian
+# Host packages the targets need, as [command=]package (common.sh:
+# ensure_packages): installed when the command is missing. The backend tests
+# and the demo need npm (the JS probe), Chromium and a font (the screenshot
+# of Jaeger's UI) and curl.
+HOST_PACKAGES := gcc make git rpmbuild=rpm debootstrap dockerd=docker.io docker-compose \
+	dpkg-shlibdeps=dpkg-dev python3 readelf=binutils lintian
+BACKEND_PACKAGES := npm chromium curl /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf=fonts-dejavu-core
 
 .PHONY: all lib cli shim headers testlibs deb rpm deps dockerd unit ctest package-test package-test-one \
         cluster-test test demo bench clean jaeger otelprobes backend-deps
@@ -54,13 +59,7 @@ HOST_PACKAGES := gcc make git rpm debootstrap docker.io docker-compose dpkg-dev 
 all: lib cli
 
 deps:
-	@missing=""; for p in $(HOST_PACKAGES); do \
-	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
-	done; \
-	if [ -n "$$missing" ]; then \
-	  echo "installing:$$missing"; \
-	  apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$missing; \
-	fi
+	@. packaging/lib/common.sh && ensure_packages $(HOST_PACKAGES)
 
 dockerd: deps
 	@. packaging/lib/common.sh && ensure_dockerd
@@ -150,17 +149,8 @@ $(OTELPROBE)/otel-probe-js.tar: test/otelprobe/js/package.json test/otelprobe/js
 	cd $(OTELPROBE)/js && npm ci --omit=dev --ignore-scripts --no-audit --no-fund --loglevel=error
 	tar -C $(OTELPROBE)/js --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -cf $@ .
 
-# What the backend tests and the demo need on the host: npm (for the JS
-# probe), Chromium and a font (the screenshot of Jaeger's UI) and curl.
 backend-deps: deps
-	@missing=""; command -v npm >/dev/null || missing="$$missing npm"; \
-	command -v chromium >/dev/null || missing="$$missing chromium"; \
-	command -v curl >/dev/null || missing="$$missing curl"; \
-	[ -e /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || missing="$$missing fonts-dejavu-core"; \
-	if [ -n "$$missing" ]; then \
-	  echo "installing:$$missing"; \
-	  apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$missing; \
-	fi
+	@. packaging/lib/common.sh && ensure_packages $(BACKEND_PACKAGES)
 
 deb: lib cli shim
 	packaging/deb/build.sh --slurm $(SLURM) --shim $(BUILD)/$(SLURM)/spank_otel.so \

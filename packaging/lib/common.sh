@@ -1,9 +1,9 @@
 # Shell helpers shared by the packaging scripts, the Makefile and the test
 # cluster (test/slurm-docker/cluster). Sourced, never run.
 #
-# Nothing here changes the host, except ensure_dockerd: Debian's archive is
-# read through a private apt configuration whose lists, cache and dpkg status
-# live in a directory the caller owns.
+# Nothing here changes the host, except ensure_packages and ensure_dockerd:
+# otherwise Debian's archive is read through a private apt configuration
+# whose lists, cache and dpkg status live in a directory the caller owns.
 
 # die prints a message to stderr and ends the script.
 die() {
@@ -191,6 +191,34 @@ debian_mirror() {
 	' "${files[@]}")
 	[ -n "$uri" ] || die "no Debian archive found in the apt sources under $etc (set SPANK_OTEL_DEBIAN_MIRROR)"
 	echo "${uri%/}"
+}
+
+# ensure_packages [WHAT=]PACKAGE... installs, with the host's apt, the
+# Debian packages that provide what is missing: WHAT is a command, or a
+# file when it starts with /; a bare PACKAGE stands for a command of its
+# own name. apt-get update runs only when apt has no package lists yet or
+# the install fails without it. Only root installs; for anyone else a
+# missing package is an error that names it.
+ensure_packages() {
+	local spec what want=()
+	for spec in "$@"; do
+		what=${spec%%=*}
+		if [[ $what == /* ]]; then
+			[ -e "$what" ] && continue
+		else
+			command -v "$what" >/dev/null 2>&1 && continue
+		fi
+		want+=("${spec#*=}")
+	done
+	[ ${#want[@]} -gt 0 ] || return 0
+	[ "$(id -u)" = 0 ] || die "missing host packages: ${want[*]}; install them as root (apt-get install ${want[*]})"
+	note "installing host packages: ${want[*]}"
+	if ! compgen -G '/var/lib/apt/lists/*_Packages*' >/dev/null ||
+		! DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${want[@]}"; then
+		apt-get update -q || die "apt-get update failed"
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${want[@]}" ||
+			die "apt-get install ${want[*]} failed"
+	fi
 }
 
 # ensure_dockerd starts dockerd when no docker daemon answers (root only) and

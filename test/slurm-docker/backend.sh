@@ -96,7 +96,7 @@ jaeger_url() {
 # wait_jaeger waits until Jaeger answers its health check.
 wait_jaeger() {
 	local url i
-	ensure_host_packages curl=curl
+	ensure_packages curl
 	url=$(jaeger_url)
 	for ((i = 0; i < 120; i++)); do
 		if curl -fsS -o /dev/null "${url%:*}:13133/status" 2>/dev/null; then

@@ -53,7 +53,7 @@ cached_build() {
 enroot_build() {
 	local archive recipe
 	archive=$(third_party_archive "$enroot_archive")
-	ensure_host_packages gcc=gcc make=make makeself=makeself \
+	ensure_packages gcc make makeself \
 		/usr/lib/x86_64-linux-gnu/libbsd.a=libbsd-dev nm=binutils
 	recipe=$( {
 		sha256sum <"$archive"
@@ -73,7 +73,7 @@ pyxis_build() {
 		make -C "$repo" -s headers SLURM="$ver" >&2 || die "make -C $repo headers SLURM=$ver failed"
 	fi
 	[[ -f $include/slurm/spank.h ]] || die "no Slurm $ver headers in $include"
-	ensure_host_packages gcc=gcc make=make
+	ensure_packages gcc make
 	recipe=$( {
 		sha256sum <"$archive"
 		cat "$here/build-pyxis.sh"
@@ -144,7 +144,7 @@ container_inputs() {
 		log "container image $dir/base.sqsh is up to date"
 	else
 		local t0=$SECONDS
-		ensure_host_packages mksquashfs=squashfs-tools
+		ensure_packages mksquashfs=squashfs-tools
 		log "building the container image $dir/base.sqsh from $from"
 		mkdir -p "$dir"
 		rm -f "$dir/base.sqsh.recipe"
