@@ -26,11 +26,6 @@ here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=packaging/lib/common.sh
 . "$here/lib/common.sh"
 
-usage() {
-	sed -n '2,/^set -euo/{/^#/s/^# \{0,1\}//p}' "$0" >&2
-	exit 2
-}
-
 suite="" package=libslurm-dev refresh=0
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -39,13 +34,13 @@ while [ $# -gt 0 ]; do
 	--package) package=${2:?}; shift 2 ;;
 	--package=*) package=${1#*=}; shift ;;
 	--refresh) refresh=1; shift ;;
-	-h | --help) usage ;;
+	-h | --help) script_usage ;;
 	--) shift; break ;;
 	-*) die "unknown option $1" ;;
 	*) break ;;
 	esac
 done
-[ $# -eq 2 ] || usage
+[ $# -eq 2 ] || script_usage
 version=$1 dest=$2
 check_slurm_version "$version"
 from_source=""

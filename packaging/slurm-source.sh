@@ -25,19 +25,14 @@ repo=$(cd "$here/.." && pwd)
 # shellcheck source=packaging/lib/common.sh
 . "$here/lib/common.sh"
 
-usage() {
-	sed -n '2,/^set -euo/{/^#/s/^# \{0,1\}//p}' "$0" >&2
-	exit 2
-}
-
 while [ $# -gt 0 ]; do
 	case "$1" in
-	-h | --help) usage ;;
+	-h | --help) script_usage ;;
 	-*) die "unknown option $1" ;;
 	*) break ;;
 	esac
 done
-[ $# -eq 1 ] || usage
+[ $# -eq 1 ] || script_usage
 version=$1
 check_slurm_version "$version"
 suite=$(slurm_source_suite "$version") || die "Slurm $version is not built from source here (releases: $(slurm_source_releases))"

@@ -26,39 +26,11 @@ repo=$(cd "$here/../.." && pwd)
 # shellcheck source=packaging/lib/common.sh
 . "$here/../lib/common.sh"
 
-usage() {
-	sed -n '2,/^set -euo/{/^#/s/^# \{0,1\}//p}' "$0" >&2
-	exit 2
-}
-
-slurm="" shim="" lib="" cli="" out="" headers="" include=""
-version=${VERSION:-0.1.0} revision=1 strip=1 readme=$repo/README.md
+slurm="" shim="" lib="" cli="" out="" headers="" include="" no_strip=0
+version=${VERSION:-0.1.0} revision=1 readme=$repo/README.md
 maintainer=${SPANK_OTEL_MAINTAINER:-spank-otel developers <spank-otel@users.noreply.github.com>}
-while [ $# -gt 0 ]; do
-	opt=$1
-	case "$opt" in
-	--*=*) set -- "${opt%%=*}" "${opt#*=}" "${@:2}"; continue ;;
-	-h | --help) usage ;;
-	--no-strip) strip=0; shift; continue ;;
-	esac
-	[ $# -ge 2 ] || die "$opt needs a value"
-	case "$opt" in
-	--slurm) slurm=$2 ;;
-	--shim) shim=$2 ;;
-	--lib) lib=$2 ;;
-	--cli) cli=$2 ;;
-	--out) out=$2 ;;
-	--version) version=$2 ;;
-	--revision) revision=$2 ;;
-	--headers) headers=$2 ;;
-	--include) include=$2 ;;
-	--readme) readme=$2 ;;
-	--maintainer) maintainer=$2 ;;
-	*) die "unknown option $opt" ;;
-	esac
-	shift 2
-done
-[ -n "$slurm" ] || usage
+parse_options "slurm: shim: lib: cli: out: version: revision: headers: include: readme: maintainer: no-strip" "$@"
+[ -n "$slurm" ] || script_usage
 check_slurm_version "$slurm"
 [[ "$version" =~ ^[0-9][A-Za-z0-9.+~]*$ ]] || die "--version '$version' is not a Debian upstream version"
 [[ "$revision" =~ ^[A-Za-z0-9.+~]+$ ]] || die "--revision '$revision' is not a Debian revision"
@@ -100,7 +72,7 @@ install -m 0644 "$lib" "$root$plugindir/libspankotel.so"
 install -m 0755 "$cli" "$root/usr/bin/spank-otel"
 # As dh_strip does: debug symbols out, dynamic symbols (the plugin and
 # library entry points) and the build id kept.
-if [ "$strip" = 1 ]; then
+if [ "$no_strip" = 0 ]; then
 	strip --remove-section=.comment --remove-section=.note --strip-unneeded \
 		"$root$plugindir/spank_otel.so" "$root$plugindir/libspankotel.so"
 	strip --remove-section=.comment --remove-section=.note "$root/usr/bin/spank-otel"

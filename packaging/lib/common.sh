@@ -16,6 +16,47 @@ note() {
 	printf '%s: %s\n' "${0##*/}" "$*" >&2
 }
 
+# script_usage prints the running script's leading comment, which is its
+# usage, and exits 2.
+script_usage() {
+	sed -n '2,/^set -euo/{/^#/s/^# \{0,1\}//p}' "$0" >&2
+	exit 2
+}
+
+# parse_options SPEC ARG... reads a script's options into its variables.
+# SPEC lists the option names without their dashes: NAME: takes a value,
+# given as --NAME VALUE or --NAME=VALUE, into the variable NAME; a bare NAME
+# is a flag that sets it to 1. Dashes in NAME are underscores in the
+# variable (--from-head sets from_head). -h and --help print the usage;
+# anything else is an error.
+parse_options() {
+	local _spec=" $1 " _opt _name
+	shift
+	while [ $# -gt 0 ]; do
+		_opt=$1 _name=${1#--}
+		case "$_opt" in
+		-h | --help) script_usage ;;
+		--*=*)
+			[[ $_spec != *" ${_name%%=*} "* ]] || die "${_opt%%=*} takes no value"
+			set -- "${_opt%%=*}" "${_opt#*=}" "${@:2}"
+			;;
+		--*)
+			if [[ $_spec == *" $_name: "* ]]; then
+				[ $# -ge 2 ] || die "$_opt needs a value"
+				printf -v "${_name//-/_}" '%s' "$2"
+				shift 2
+			elif [[ $_spec == *" $_name "* ]]; then
+				printf -v "${_name//-/_}" 1
+				shift
+			else
+				die "unknown option $_opt (see --help)"
+			fi
+			;;
+		*) die "unexpected argument '$_opt' (see --help)" ;;
+		esac
+	done
+}
+
 need() {
 	local t
 	for t in "$@"; do

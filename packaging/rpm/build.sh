@@ -30,37 +30,11 @@ repo=$(cd "$here/../.." && pwd)
 # shellcheck source=packaging/lib/common.sh
 . "$here/../lib/common.sh"
 
-usage() {
-	sed -n '2,/^set -euo/{/^#/s/^# \{0,1\}//p}' "$0" >&2
-	exit 2
-}
-
 name="slurm-spank-otel"
 slurm="" version=${VERSION:-0.1.0} release=1 topdir=$repo/build/rpm src=$repo headers="" include=""
 from_head=0 vendor=0 srpm=0
-while [ $# -gt 0 ]; do
-	opt=$1
-	case "$opt" in
-	--*=*) set -- "${opt%%=*}" "${opt#*=}" "${@:2}"; continue ;;
-	-h | --help) usage ;;
-	--from-head) from_head=1; shift; continue ;;
-	--vendor) vendor=1; shift; continue ;;
-	--srpm) srpm=1; shift; continue ;;
-	esac
-	[ $# -ge 2 ] || die "$opt needs a value"
-	case "$opt" in
-	--slurm) slurm=$2 ;;
-	--version) version=$2 ;;
-	--release) release=$2 ;;
-	--topdir) topdir=$2 ;;
-	--src) src=$2 ;;
-	--headers) headers=$2 ;;
-	--include) include=$2 ;;
-	*) die "unknown option $opt" ;;
-	esac
-	shift 2
-done
-[ -n "$slurm" ] || usage
+parse_options "slurm: version: release: topdir: src: headers: include: from-head vendor srpm" "$@"
+[ -n "$slurm" ] || script_usage
 check_slurm_version "$slurm"
 [[ "$version" =~ ^[0-9][A-Za-z0-9.+~^]*$ ]] || die "--version '$version' is not an RPM version"
 [[ "$release" =~ ^[0-9][A-Za-z0-9.+~^]*$ ]] || die "--release '$release' is not an RPM release"
