@@ -104,14 +104,7 @@ check "dpkg --root installs it" dpkg_root --force-depends --install "$deb"
 check "dpkg reports it installed" expect_eq "install ok installed" "$(dpkg_root -s spank-otel 2>/dev/null | sed -n 's/^Status: //p')"
 check "installed files match the md5sums (dpkg --verify)" dpkg_root --verify spank-otel
 check "installed files are the ones dpkg lists" bash -c "dpkg --root='$root' -L spank-otel | while read -r f; do [ -e '$root'\"\$f\" ] || { echo \"missing \$f\"; exit 1; }; done"
-check "the shim is a SPANK plugin for Slurm $slurm that loads the packaged library" shim_targets "$root" "$plugindir" "$slurm"
-check "a failed slurm_spank_init of the shim never drains a node (Slurm 25.05 and later)" shim_never_drains "$root" "$plugindir" "$slurm"
-check "the shim is hardened: CET note, BIND_NOW, RELRO, no executable stack, fortified" \
-	shim_hardened "$root$plugindir/spank_otel.so"
-check "the Go library exports the ABI and computes the example job" lib_computes "$root" "$plugindir"
-check "spank-otel --help and task-env run" cli_runs "$root"
-check "plugstack.conf.example enables the installed plugin" \
-	plugstack_example "$root/usr/share/spank-otel/plugstack.conf.example" "$root" "$plugindir"
+check_installed "$root" "$plugindir" "$slurm"
 check "copyright is machine-readable and names the licence" \
 	grep -q -x 'License: Apache-2.0' "$root/usr/share/doc/spank-otel/copyright"
 check "dpkg --remove removes every file" bash -c "dpkg --root='$root' --log=/dev/null --remove spank-otel >/dev/null &&

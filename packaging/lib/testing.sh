@@ -156,3 +156,19 @@ plugstack_example() {
 	expect_eq "optional $plugindir/spank_otel.so lib=$plugindir/libspankotel.so" "$lines" || return 1
 	[ -f "$root$plugindir/spank_otel.so" ] && [ -f "$root$plugindir/libspankotel.so" ]
 }
+
+# check_installed ROOT PLUGINDIR SLURM: the checks of the files a package
+# installed under ROOT that the deb and the rpm tests share.
+check_installed() {
+	local root=$1 plugindir=$2 slurm=$3
+	check "the shim is a SPANK plugin for Slurm $slurm that loads the packaged library" \
+		shim_targets "$root" "$plugindir" "$slurm"
+	check "a failed slurm_spank_init of the shim never drains a node (Slurm 25.05 and later)" \
+		shim_never_drains "$root" "$plugindir" "$slurm"
+	check "the shim is hardened: CET note, BIND_NOW, RELRO, no executable stack, fortified" \
+		shim_hardened "$root$plugindir/spank_otel.so"
+	check "the Go library exports the ABI and computes the example job" lib_computes "$root" "$plugindir"
+	check "spank-otel --help and task-env run" cli_runs "$root"
+	check "plugstack.conf.example enables the installed plugin" \
+		plugstack_example "$root/usr/share/spank-otel/plugstack.conf.example" "$root" "$plugindir"
+}

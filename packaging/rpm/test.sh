@@ -83,14 +83,7 @@ check "rpm -i --nodeps installs it" rpm_root -i --nodeps --nosignature "$pkg"
 check "rpm -q finds it installed" rpm_root -q "$name"
 check "installed files pass rpm -V" rpm_root -V --nodeps "$name"
 check "every listed file exists" bash -c "rpm --root='$root' -ql '$name' | while read -r f; do [ -e '$root'\"\$f\" ] || { echo \"missing \$f\"; exit 1; }; done"
-check "the shim is a SPANK plugin for Slurm $slurm that loads the packaged library" shim_targets "$root" "$plugindir" "$slurm"
-check "a failed slurm_spank_init of the shim never drains a node (Slurm 25.05 and later)" shim_never_drains "$root" "$plugindir" "$slurm"
-check "the shim is hardened: CET note, BIND_NOW, RELRO, no executable stack, fortified" \
-	shim_hardened "$root$plugindir/spank_otel.so"
-check "the Go library exports the ABI and computes the example job" lib_computes "$root" "$plugindir"
-check "spank-otel --help and task-env run" cli_runs "$root"
-check "plugstack.conf.example enables the installed plugin" \
-	plugstack_example "$root/usr/share/spank-otel/plugstack.conf.example" "$root" "$plugindir"
+check_installed "$root" "$plugindir" "$slurm"
 check "rpm -e removes every file" bash -c "rpm --root='$root' -e '$name' && ! find '$root/usr' -type f | grep ."
 
 # Stand-ins: one package providing every requirement that is not Slurm's
