@@ -466,3 +466,28 @@ func lastLine(s string) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
 	return lines[len(lines)-1]
 }
+
+// TestStepLaunched: how the fault matrix tells a step that failed (the
+// plugin may be at fault) from a srun that never launched one (it is not).
+// The messages are srun's own.
+func TestStepLaunched(t *testing.T) {
+	tests := []struct {
+		stderr string
+		want   bool
+	}{
+		{"srun: error: c1: task 0: Exited with exit code 1", true},
+		{"srun: error: c1: tasks 0-1: Killed", true},
+		{"srun: error: c2: task 3: Segmentation fault (core dumped)", true},
+		{"srun: error: Task launch for StepId=12.0 failed on node c1: Plugin stack initialization failed", true},
+		{"srun: error: Application launch failed: Plugin stack initialization failed", true},
+		{"srun: fatal: _msg_thr_create: pthread_create error Resource temporarily unavailable", false},
+		{"srun: error: Unable to allocate resources: Invalid account or account/partition combination specified", false},
+		{"bash: line 1: ulimit: virtual memory: cannot modify limit: Operation not permitted", false},
+		{"", false},
+	}
+	for _, tt := range tests {
+		if got := stepLaunched(tt.stderr); got != tt.want {
+			t.Errorf("stepLaunched(%q) = %v, want %v", tt.stderr, got, tt.want)
+		}
+	}
+}
