@@ -60,6 +60,12 @@ struct rlimit_setup {
 	struct rlimit value;
 };
 
+/* Signals named on the command line, for one setting. */
+struct signals {
+	int sig[MAX_SETUP];
+	int n;
+};
+
 struct config {
 	const char *lib;
 	const char *env_file;
@@ -76,10 +82,7 @@ struct config {
 	int show_value_len;
 	unsigned flags;
 	long bench;
-	int ignore[MAX_SETUP], nignore;
-	int block[MAX_SETUP], nblock;
-	int handle[MAX_SETUP], nhandle;
-	int raise_sig[MAX_SETUP], nraise;
+	struct signals ignore, block, handle, raise_sig;
 	struct rlimit_setup rl[MAX_SETUP];
 	int nrl;
 	/* what an earlier plugin may leave in the task child */
@@ -177,6 +180,14 @@ static int parse_signal(const char *s)
 	}
 	die("unknown signal \"%s\"", s);
 	return -1;
+}
+
+/* Appends the signal an option names to its list. */
+static void add_signal(struct signals *list, const char *option, const char *arg)
+{
+	if (list->n >= MAX_SETUP)
+		die("too many %s", option);
+	list->sig[list->n++] = parse_signal(arg);
 }
 
 static rlim_t parse_size(const char *s)
@@ -303,23 +314,23 @@ static void setup_task(const struct config *c)
 	sigset_t set;
 	int i;
 
-	for (i = 0; i < c->nignore; i++)
-		signal(c->ignore[i], SIG_IGN);
-	for (i = 0; i < c->nhandle; i++) {
+	for (i = 0; i < c->ignore.n; i++)
+		signal(c->ignore.sig[i], SIG_IGN);
+	for (i = 0; i < c->handle.n; i++) {
 		struct sigaction sa;
 
 		memset(&sa, 0, sizeof(sa));
 		sa.sa_handler = count_signal;
 		sa.sa_flags = SA_RESTART;
-		sigaction(c->handle[i], &sa, NULL);
+		sigaction(c->handle.sig[i], &sa, NULL);
 	}
 	sigemptyset(&set);
-	for (i = 0; i < c->nblock; i++)
-		sigaddset(&set, c->block[i]);
-	if (c->nblock)
+	for (i = 0; i < c->block.n; i++)
+		sigaddset(&set, c->block.sig[i]);
+	if (c->block.n)
 		sigprocmask(SIG_BLOCK, &set, NULL);
-	for (i = 0; i < c->nraise; i++)
-		raise(c->raise_sig[i]); /* pending when blocked */
+	for (i = 0; i < c->raise_sig.n; i++)
+		raise(c->raise_sig.sig[i]); /* pending when blocked */
 	for (i = 0; i < c->nrl; i++)
 		if (setrlimit(c->rl[i].resource, &c->rl[i].value) != 0) {
 			fprintf(stderr, "setrlimit: %s\n", strerror(errno));
@@ -605,9 +616,9 @@ static int run_task(const struct config *c, struct so_lib *lib, char **env,
 	fputs(msgs, stdout);
 	printf("status=%s\n", so_status_name(st));
 	print_placement();
-	for (i = 0; i < c->nhandle; i++)
-		printf("handled_%s=%d\n", sigabbrev_np(c->handle[i]),
-		       (int)handled[c->handle[i]]);
+	for (i = 0; i < c->handle.n; i++)
+		printf("handled_%s=%d\n", sigabbrev_np(c->handle.sig[i]),
+		       (int)handled[c->handle.sig[i]]);
 	if (st == SO_CALLED) {
 		printf("rc=%d\n", rc);
 		if (have_value && c->show_value_len)
@@ -880,14 +891,10 @@ int main(int argc, char **argv)
 			c.flags |= SO_FLAG_NO_ABI_CHECK;
 			break;
 		case 'i':
-			if (c.nignore >= MAX_SETUP)
-				die("too many --ignore%s", "");
-			c.ignore[c.nignore++] = parse_signal(optarg);
+			add_signal(&c.ignore, "--ignore", optarg);
 			break;
 		case 'b':
-			if (c.nblock >= MAX_SETUP)
-				die("too many --block%s", "");
-			c.block[c.nblock++] = parse_signal(optarg);
+			add_signal(&c.block, "--block", optarg);
 			break;
 		case 'r':
 			parse_rlimit(&c, optarg);
@@ -899,14 +906,10 @@ int main(int argc, char **argv)
 			c.flags |= SO_FLAG_NO_ABI_CHECK;
 			break;
 		case 'H':
-			if (c.nhandle >= MAX_SETUP)
-				die("too many --handle%s", "");
-			c.handle[c.nhandle++] = parse_signal(optarg);
+			add_signal(&c.handle, "--handle", optarg);
 			break;
 		case 'S':
-			if (c.nraise >= MAX_SETUP)
-				die("too many --raise%s", "");
-			c.raise_sig[c.nraise++] = parse_signal(optarg);
+			add_signal(&c.raise_sig, "--raise", optarg);
 			break;
 		case 'K':
 			c.keepcaps = 1;
