@@ -27,21 +27,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib/common.sh"
 
 suite="" package=libslurm-dev refresh=0
-while [ $# -gt 0 ]; do
-	case "$1" in
-	--suite) suite=${2:?}; shift 2 ;;
-	--suite=*) suite=${1#*=}; shift ;;
-	--package) package=${2:?}; shift 2 ;;
-	--package=*) package=${1#*=}; shift ;;
-	--refresh) refresh=1; shift ;;
-	-h | --help) script_usage ;;
-	--) shift; break ;;
-	-*) die "unknown option $1" ;;
-	*) break ;;
-	esac
-done
-[ $# -eq 2 ] || script_usage
-version=$1 dest=$2
+parse_options "suite: package: refresh" "$@"
+[ ${#args[@]} -eq 2 ] || script_usage
+version=${args[0]} dest=${args[1]}
 check_slurm_version "$version"
 from_source=""
 if [ -z "$suite" ]; then

@@ -3,7 +3,7 @@
 # that builds Slurm itself does: with the debian/ directory SchedMD ships in
 # the archive (packages slurm-smd, slurm-smd-slurmd, slurm-smd-dev, ...).
 #
-#   packaging/slurm-source.sh [--print-dir] VERSION
+#   packaging/slurm-source.sh VERSION
 #
 # VERSION is a Slurm major.minor (25.11). The archive is
 # $SPANK_OTEL_THIRD_PARTY/slurm-VERSION.*.tar.gz (default: ../shared/third_party
@@ -25,15 +25,9 @@ repo=$(cd "$here/.." && pwd)
 # shellcheck source=packaging/lib/common.sh
 . "$here/lib/common.sh"
 
-while [ $# -gt 0 ]; do
-	case "$1" in
-	-h | --help) script_usage ;;
-	-*) die "unknown option $1" ;;
-	*) break ;;
-	esac
-done
-[ $# -eq 1 ] || script_usage
-version=$1
+parse_options "" "$@"
+[ ${#args[@]} -eq 1 ] || script_usage
+version=${args[0]}
 check_slurm_version "$version"
 suite=$(slurm_source_suite "$version") || die "Slurm $version is not built from source here (releases: $(slurm_source_releases))"
 archive=$(third_party_archive "slurm-$version.*.tar.gz")

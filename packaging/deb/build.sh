@@ -30,7 +30,7 @@ slurm="" shim="" lib="" cli="" out="" headers="" include="" no_strip=0
 version=${VERSION:-0.1.0} revision=1 readme=$repo/README.md
 maintainer=${SPANK_OTEL_MAINTAINER:-spank-otel developers <spank-otel@users.noreply.github.com>}
 parse_options "slurm: shim: lib: cli: out: version: revision: headers: include: readme: maintainer: no-strip" "$@"
-[ -n "$slurm" ] || script_usage
+[ -n "$slurm" ] && [ ${#args[@]} -eq 0 ] || script_usage
 check_slurm_version "$slurm"
 [[ "$version" =~ ^[0-9][A-Za-z0-9.+~]*$ ]] || die "--version '$version' is not a Debian upstream version"
 [[ "$revision" =~ ^[A-Za-z0-9.+~]+$ ]] || die "--revision '$revision' is not a Debian revision"

@@ -27,15 +27,21 @@ script_usage() {
 # SPEC lists the option names without their dashes: NAME: takes a value,
 # given as --NAME VALUE or --NAME=VALUE, into the variable NAME; a bare NAME
 # is a flag that sets it to 1. Dashes in NAME are underscores in the
-# variable (--from-head sets from_head). -h and --help print the usage;
-# anything else is an error.
+# variable (--from-head sets from_head). -h and --help print the usage; any
+# other option is an error. The other arguments, and all after --, are left
+# in the array args, in order, for the script to check.
 parse_options() {
 	local _spec=" $1 " _opt _name
 	shift
+	args=()
 	while [ $# -gt 0 ]; do
 		_opt=$1 _name=${1#--}
 		case "$_opt" in
 		-h | --help) script_usage ;;
+		--)
+			args+=("${@:2}")
+			return 0
+			;;
 		--*=*)
 			[[ $_spec != *" ${_name%%=*} "* ]] || die "${_opt%%=*} takes no value"
 			set -- "${_opt%%=*}" "${_opt#*=}" "${@:2}"
@@ -52,7 +58,11 @@ parse_options() {
 				die "unknown option $_opt (see --help)"
 			fi
 			;;
-		*) die "unexpected argument '$_opt' (see --help)" ;;
+		-?*) die "unknown option $_opt (see --help)" ;;
+		*)
+			args+=("$_opt")
+			shift
+			;;
 		esac
 	done
 }

@@ -34,7 +34,7 @@ name="slurm-spank-otel"
 slurm="" version=${VERSION:-0.1.0} release=1 topdir=$repo/build/rpm src=$repo headers="" include=""
 from_head=0 vendor=0 srpm=0
 parse_options "slurm: version: release: topdir: src: headers: include: from-head vendor srpm" "$@"
-[ -n "$slurm" ] || script_usage
+[ -n "$slurm" ] && [ ${#args[@]} -eq 0 ] || script_usage
 check_slurm_version "$slurm"
 [[ "$version" =~ ^[0-9][A-Za-z0-9.+~^]*$ ]] || die "--version '$version' is not an RPM version"
 [[ "$release" =~ ^[0-9][A-Za-z0-9.+~^]*$ ]] || die "--release '$release' is not an RPM release"
