@@ -443,17 +443,10 @@ static void emit_stderr(const struct errtext *e, const struct so_logger *lg)
 static int thread_count(void)
 {
 	char buf[1024], *p;
-	ssize_t n;
-	int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC), field;
+	int field;
 
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	if (!(p = strrchr(buf, ')')))
+	if (so_read_small("/proc/self/stat", buf, sizeof(buf)) <= 0 ||
+	    !(p = strrchr(buf, ')')))
 		return -1;
 	for (field = 2; field < 20 && p; field++)
 		p = strchr(p + 1, ' ');
