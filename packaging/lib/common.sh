@@ -250,8 +250,13 @@ debian_mirror() {
 # own name. apt-get update runs only when apt has no package lists yet or
 # the install fails without it. Only root installs; for anyone else a
 # missing package is an error that names it.
+#
+# It prints nothing on stdout, whatever apt says: callers run it inside
+# functions whose stdout is their result ($(...)). Every package the install
+# added, dependencies included, is appended to host_ledger, which `make
+# purge-host` reads to take the machine back to where it was.
 ensure_packages() {
-	local spec what want=()
+	local spec what want=() before
 	for spec in "$@"; do
 		what=${spec%%=*}
 		if [[ $what == /* ]]; then
@@ -264,13 +269,30 @@ ensure_packages() {
 	[ ${#want[@]} -gt 0 ] || return 0
 	[ "$(id -u)" = 0 ] || die "missing host packages: ${want[*]}; install them as root (apt-get install ${want[*]})"
 	note "installing host packages: ${want[*]}"
-	if ! compgen -G '/var/lib/apt/lists/*_Packages*' >/dev/null ||
-		! DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${want[@]}"; then
-		apt-get update -q || die "apt-get update failed"
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${want[@]}" ||
-			die "apt-get install ${want[*]} failed"
-	fi
+	before=$(installed_packages)
+	{
+		if ! compgen -G '/var/lib/apt/lists/*_Packages*' >/dev/null ||
+			! DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${want[@]}"; then
+			apt-get update -q || die "apt-get update failed"
+			DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${want[@]}" ||
+				die "apt-get install ${want[*]} failed"
+		fi
+	} >&2
+	mkdir -p "$(dirname "$(host_ledger)")"
+	LC_ALL=C comm -13 <(echo "$before") <(installed_packages) >>"$(host_ledger)"
 }
+
+# installed_packages prints the names of the host's installed Debian
+# packages, sorted.
+installed_packages() {
+	dpkg-query -W -f '${db:Status-Status} ${binary:Package}\n' 2>/dev/null |
+		awk '$1 == "installed" { print $2 }' | LC_ALL=C sort
+}
+
+# host_ledger prints the file that lists the host packages ensure_packages
+# installed, one a line: SPANK_OTEL_LEDGER, else
+# /var/lib/spank-otel/host-packages.
+host_ledger() { echo "${SPANK_OTEL_LEDGER:-/var/lib/spank-otel/host-packages}"; }
 
 # ensure_dockerd starts dockerd when no docker daemon answers (root only) and
 # waits for it, up to 60 s. Its log is SPANK_OTEL_DOCKERD_LOG
