@@ -4,8 +4,11 @@
 #   make unit        go vet and go test -race in every Go module: no root, no apt
 #   make ctest       the C shim in its harness and a mock Slurm (root; Slurm's
 #                    headers are downloaded from Debian, nothing is installed)
-#   make test        everything: unit, ctest, packages, the cluster on every Slurm version,
-#                    each suite's time printed
+#   make host-test   the shell helpers on a stand-in new machine (test/host/test.sh)
+#   make test        everything: host-test, unit, ctest, packages, the cluster on every
+#                    Slurm version, each suite's time printed
+#   make purge-host  remove what the targets put on this machine (packages, dockerd,
+#                    images, caches, build/): the next make test is a cold run
 #   make bench       speed figures
 #
 # SLURM picks the release of demo, ctest, deb, rpm and shim (default 26.05);
@@ -54,7 +57,7 @@ HOST_PACKAGES := gcc make git rpmbuild=rpm debootstrap dockerd=docker.io docker-
 BACKEND_PACKAGES := npm chromium curl /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf=fonts-dejavu-core
 
 .PHONY: all lib cli shim headers testlibs deb rpm deps dockerd unit ctest package-test package-test-one \
-        cluster-test test demo bench clean jaeger otelprobes backend-deps
+        cluster-test test demo bench clean jaeger otelprobes backend-deps host-test purge-host
 
 all: lib cli
 
@@ -161,6 +164,11 @@ rpm: deps
 	packaging/rpm/build.sh --slurm $(SLURM) --version $(VERSION) --topdir $(BUILD)/rpm \
 	  $(if $(SITE_INCLUDE),--include $(SITE_INCLUDE))
 
+# What a machine that never ran the project sees, on stand-in tools: no
+# root, no network, no docker.
+host-test:
+	test/host/test.sh
+
 # The race detector on every test: the allocation and stack guards of the
 # per-task path hold under it too (TestTaskPathStack measures the library's
 # own build). About a minute on 2 cores with a warm build cache.
@@ -197,7 +205,7 @@ cluster-test: dockerd cli backend-deps
 	test/cluster/run.sh $(SLURMS)
 
 # Each suite in turn, stopping at the first that fails, with its time.
-TEST_SUITES := unit ctest package-test cluster-test
+TEST_SUITES := host-test unit ctest package-test cluster-test
 test: deps
 	@total=$$SECONDS; for suite in $(TEST_SUITES); do \
 	  start=$$SECONDS; \
@@ -217,3 +225,7 @@ bench: lib dockerd headers
 
 clean:
 	rm -rf $(BUILD)
+
+# PURGE_FLAGS=--keep-tool-caches keeps Go's and npm's caches.
+purge-host:
+	test/purge-host.sh $(PURGE_FLAGS)

@@ -264,7 +264,7 @@ ensure_packages() {
 		else
 			command -v "$what" >/dev/null 2>&1 && continue
 		fi
-		want+=("${spec#*=}")
+		[[ " ${want[*]} " == *" ${spec#*=} "* ]] || want+=("${spec#*=}")
 	done
 	[ ${#want[@]} -gt 0 ] || return 0
 	[ "$(id -u)" = 0 ] || die "missing host packages: ${want[*]}; install them as root (apt-get install ${want[*]})"

@@ -23,8 +23,11 @@ for v in "$@"; do
 	slurm_supported "$v" && profile=site
 	echo "=== cluster tests on Slurm $v, $profile profile ==="
 	started=$SECONDS
-	if ! test/slurm-docker/cluster up --slurm "$v" --profile "$profile"; then
-		failed+=("$v $profile (cluster up)")
+	test/slurm-docker/cluster up --slurm "$v" --profile "$profile" 2>&1 | tee "build/cluster-up-$v.log"
+	if [ "${PIPESTATUS[0]}" -ne 0 ]; then
+		# The cluster's last line names the step that failed and why.
+		why=$(grep -a 'FAILED at step' "build/cluster-up-$v.log" | tail -n 1)
+		failed+=("$v $profile (${why:-cluster up failed; build/cluster-up-$v.log})")
 		times+=("Slurm $v $profile: cluster up failed after $((SECONDS - started)) s")
 		continue
 	fi
@@ -45,7 +48,8 @@ for v in "$@"; do
 done
 [ ${#matrices[@]} -eq 0 ] || test/cluster/matrix.sh "${matrices[@]}"
 if [ ${#failed[@]} -gt 0 ]; then
-	echo "cluster tests FAILED on: ${failed[*]}"
+	echo "cluster tests FAILED on:"
+	printf '  %s\n' "${failed[@]}"
 	exit 1
 fi
 echo "cluster tests passed on: $*"

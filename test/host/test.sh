@@ -1,0 +1,244 @@
+#!/usr/bin/env bash
+# test.sh: what a machine that never ran the project sees, without one.
+#
+# Every shell helper whose stdout is its result ($(...)) runs here on a
+# stand-in host: the commands the project installs on demand (gcc, make,
+# docker, debootstrap, mksquashfs, ...) are missing until a stub apt-get
+# "installs" them, apt-get and make write their chatter to stdout as the
+# real ones do, and the caches, build/ and the package ledger do not exist
+# yet. Each helper's captured value must be exactly its result. A cluster
+# that fails to come up must name its step and the reason in its last line.
+#
+# No root, no network, no docker: the stand-ins are small scripts in a
+# temporary directory. Usage: test.sh
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+# shellcheck source=../../packaging/lib/testing.sh
+. "$repo/packaging/lib/testing.sh"
+
+host=$(mktemp -d "${TMPDIR:-/tmp}/spank-otel-host.XXXXXX")
+trap 'rm -rf "$host"' EXIT
+
+# The commands the project's scripts install with ensure_packages or run
+# after it; each is missing from the stand-in host until apt-get installs it.
+installable=(gcc make makeself nm mksquashfs debootstrap curl docker dockerd docker-compose)
+
+# --- the stand-in host ------------------------------------------------------
+
+# A PATH of links to every command of the real one but the installable
+# ones, which wait in $host/pending until "installed".
+mkdir -p "$host/bin" "$host/pending" "$host/fake-repo" "$host/scripts" "$host/third_party"
+IFS=: read -ra path_dirs <<<"/usr/local/go/bin:$PATH"
+for d in "${path_dirs[@]}"; do
+	for f in "$d"/*; do
+		name=${f##*/}
+		[ -x "$f" ] && [ ! -e "$host/bin/$name" ] || continue
+		ln -s "$f" "$host/bin/$name"
+	done
+done
+for c in "${installable[@]}"; do rm -f "$host/bin/$c"; done
+
+# stub NAME [DIR] <<BODY: a stand-in command. The link to the real one is
+# removed first: writing through it would replace the host's command.
+stub() {
+	local f=${2:-$host/bin}/$1
+	rm -f "$f"
+	{
+		echo '#!/bin/bash'
+		cat
+	} >"$f"
+	chmod +x "$f"
+}
+
+# Root, as the Makefile's targets run.
+stub id <<'EOF'
+[ "$1" = -u ] && { echo 0; exit 0; }
+exec /usr/bin/id "$@"
+EOF
+
+# apt-get: chatter on stdout, as the real one; install makes the commands
+# of the packages it is given appear and records the packages, unless
+# STUB_APT_FAIL names one of them.
+stub apt-get <<EOF
+echo "Reading package lists..."
+echo "Building dependency tree..."
+echo "apt-get \$*" >>"$host/apt.log"
+[ "\$1" = update ] && exit 0
+for p in "\$@"; do
+	[ -n "\${STUB_APT_FAIL:-}" ] && [ "\$p" = "\$STUB_APT_FAIL" ] && { echo "E: Unable to locate package \$p"; exit 100; }
+done
+for p in "\$@"; do
+	case \$p in
+	-* | install) continue ;;
+	binutils) cmds=nm ;;
+	squashfs-tools) cmds=mksquashfs ;;
+	docker.io) cmds="docker dockerd" ;;
+	*) cmds=\$p ;;
+	esac
+	echo "\$p" >>"$host/dpkg-installed"
+	echo "Setting up \$p ..."
+	for c in \$cmds; do mv "$host/pending/\$c" "$host/bin/" 2>/dev/null || :; done
+done
+EOF
+stub dpkg-query <<EOF
+{ echo "installed base-files"; sed 's/^/installed /' "$host/dpkg-installed" 2>/dev/null; } | sort -u
+EOF
+
+# The installable commands, once installed: make prints what it enters and
+# makes the files the scripts then look for; docker answers inspect.
+stub make "$host/pending" <<EOF
+echo "make: Entering directory '\$PWD'"
+echo "make \$*" >>"$host/make.log"
+r=$host/fake-repo dry='' targets=()
+for a in "\$@"; do
+	case \$a in
+	-n) dry=1 ;;
+	SLURM=*) SLURM=\${a#SLURM=} ;;
+	-*) ;;
+	*) targets+=("\$a") ;;
+	esac
+done
+[ -z "\$dry" ] || exit 0
+for t in "\${targets[@]}"; do
+	case \$t in
+	headers) mkdir -p "\$r/build/slurm-headers/\$SLURM/usr/include/slurm"; : >"\$r/build/slurm-headers/\$SLURM/usr/include/slurm/spank.h" ;;
+	cli) mkdir -p "\$r/build"; echo cli >"\$r/build/spank-otel" ;;
+	otelprobes) mkdir -p "\$r/build/otelprobe"; echo go >"\$r/build/otelprobe/otel-probe-go"; echo js >"\$r/build/otelprobe/otel-probe-js.tar" ;;
+	deb) mkdir -p "\$r/build/deb"; : >"\$r/build/deb/spank-otel_0.1.0-1+sl\${SLURM//./}_amd64.deb" ;;
+	esac
+done
+echo "make: Leaving directory '\$PWD'"
+EOF
+stub docker "$host/pending" <<'EOF'
+case "$1 $2" in
+"image inspect") echo sha256:0123456789abcdef ;;
+"inspect -f") echo 192.0.2.7 ;;
+"info "*) exit 1 ;;
+*) echo "docker $*" ;;
+esac
+EOF
+for c in gcc makeself nm mksquashfs debootstrap curl dockerd docker-compose; do
+	stub "$c" "$host/pending" <<<'echo "$0 $*"; exit 1'
+done
+
+# The upstream archives and their sums, as in ../shared/third_party.
+for a in enroot-4.1.2.tar.gz pyxis-0.24.0.tar.gz; do
+	echo "$a" >"$host/third_party/$a"
+done
+(cd "$host/third_party" && sha256sum -- *.tar.gz >SHA256SUMS)
+# The third-party builds, standing in for build-enroot.sh and
+# build-pyxis.sh: chatter, then the install tree at their last argument.
+for s in build-enroot.sh build-pyxis.sh build-image.sh; do
+	stub "$s" "$host/scripts" <<<'echo "building $*"; : >"${@: -1}"'
+done
+# build-image.sh FROM OUT FILE...: OUT is its second argument.
+stub build-image.sh "$host/scripts" <<<'echo "building $*"; : >"$2"'
+cp "$repo/test/slurm-docker/setup-containers.sh" "$repo/test/slurm-docker/enroot.conf" \
+	"$repo/test/slurm-docker/enroot-slurm.fstab" "$host/scripts/"
+: >"$host/fake-repo/Makefile"
+
+# on_new_host SCRIPT: SCRIPT in bash, with the cluster script's functions
+# loaded, on a fresh stand-in host (nothing installed, no cache, no build/,
+# no ledger). Its stdout is what a caller's $(...) would capture.
+on_new_host() {
+	rm -rf "$host/cache" "$host/fake-repo/build" "$host/ledger" "$host/dpkg-installed" "$host/apt.log"
+	mv "$host/pending"/* "$host/bin/" 2>/dev/null || :
+	for c in "${installable[@]}"; do mv "$host/bin/$c" "$host/pending/" 2>/dev/null || :; done
+	PATH=$host/bin SPANK_OTEL_CACHE=$host/cache SPANK_OTEL_LEDGER=$host/ledger \
+		SPANK_OTEL_THIRD_PARTY=$host/third_party SPANK_OTEL_DEBIAN_MIRROR=http://mirror.invalid/debian \
+		/bin/bash -c '
+		set -euo pipefail
+		. "$1/test/slurm-docker/cluster"
+		repo=$2/fake-repo here=$2/scripts command=test version=26.05
+		eval "$3"' on-new-host "$repo" "$host" "$1"
+}
+
+# captures NAME WANT SCRIPT: SCRIPT's stdout on a new host is WANT, exactly.
+captures() {
+	local got
+	got=$(on_new_host "$3" 2>"$host/stderr") || {
+		echo "$1 failed:"
+		tail -n 20 "$host/stderr"
+		return 1
+	}
+	expect_eq "$2" "$got"
+}
+
+# --- the helpers whose stdout is their result -------------------------------
+
+ensure_packages_quiet() {
+	captures ensure_packages "" 'ensure_packages gcc make nm=binutils' || return 1
+	grep -q 'apt-get .*install.* gcc make binutils' "$host/apt.log" || { echo "apt-get was not asked for gcc make binutils"; return 1; }
+	expect_eq "binutils gcc make" "$(xargs <"$host/ledger")"
+}
+check "ensure_packages prints nothing on stdout, whatever apt prints, and lists what it installed" ensure_packages_quiet
+
+check "ensure_packages installs nothing present" \
+	captures ensure_packages-present "" 'ensure_packages sh=dash /bin/sh=dash; [ ! -e "$SPANK_OTEL_LEDGER" ]'
+
+third_party=$host/third_party
+check "third_party_archive prints only the archive" \
+	captures third_party_archive "$third_party/enroot-4.1.2.tar.gz" 'third_party_archive "enroot-*.tar.gz"'
+
+check "debian_mirror prints only the mirror" \
+	captures debian_mirror http://mirror.invalid/debian debian_mirror
+
+# The cached builds: the path of the install tree, built on a new host
+# (apt-get installs gcc, make, makeself first), then cached.
+enroot_tree() {
+	local want
+	captures enroot_build "" 'out=$(enroot_build); [ -f "$out" ] && [[ $out == $SPANK_OTEL_CACHE/third-party/enroot-4.1.2-*.tar ]] || echo "not a cached tree: $out"' || return 1
+	want=$(on_new_host 'p=$(enroot_build); echo "$p"; enroot_build') || return 1
+	[ "$(sed -n 1p <<<"$want")" = "$(sed -n 2p <<<"$want")" ] || { echo "cold and cached paths differ: $want"; return 1; }
+}
+check "enroot_build prints only its install tree, cold and cached" enroot_tree
+
+check "pyxis_build prints only its install tree, the headers made on the way" \
+	captures pyxis_build "" 'ensure_packages make; out=$(pyxis_build 26.05); [ -f "$out" ] && [[ $out == $SPANK_OTEL_CACHE/third-party/pyxis-0.24.0-slurm26.05-*.tar ]] || echo "not a cached tree: $out"'
+
+check "container_inputs prints only the squashfs image (mksquashfs installed on the way)" \
+	captures container_inputs "$host/fake-repo/build/images/26.05/base.sqsh" 'ensure_packages make docker=docker.io; container_inputs 26.05'
+
+check "plugin_deb prints only the package" \
+	captures plugin_deb "$host/fake-repo/build/deb/spank-otel_0.1.0-1+sl2605_amd64.deb" 'ensure_packages make; plugin_deb 26.05'
+
+check "test_libs prints only the libraries" captures test_libs "$(printf '%s\n' \
+	"$host/fake-repo/build/testlibs/26.05/spankprobe.so" "$host/fake-repo/build/testlibs/libevil.so" \
+	"$host/fake-repo/build/testlibs/libfault.so" "$host/fake-repo/build/testlibs/26.05/spank_otel-initfails.so" \
+	"$host/fake-repo/build/testlibs/26.05/spank_otel-initfails-nomode.so")" 'ensure_packages make; test_libs 26.05'
+
+check "backend_inputs prints only the files" captures backend_inputs "$(printf '%s\n' \
+	"$host/scripts/task-prolog.sh" "$host/scripts/otlp-endpoint.sh" \
+	"$host/fake-repo/build/otelprobe/otel-probe-go" "$host/fake-repo/build/otelprobe/otel-probe-js.tar")" \
+	'ensure_packages make; backend_inputs'
+
+check "jaeger_url prints only the address (docker installed on the way)" \
+	captures jaeger_url http://192.0.2.7:16686 'ensure_packages docker; tag=2605; jaeger_url'
+
+# --- a cluster that does not come up says where and why ---------------------
+
+# up_fails SCRIPT WANT...: `cluster up` on a new host fails, and its last
+# line holds each WANT.
+up_fails() {
+	local script=$1 last want
+	shift
+	if on_new_host "$script" >"$host/up.out" 2>&1; then
+		echo "cluster up succeeded"
+		return 1
+	fi
+	last=$(tail -n 1 "$host/up.out")
+	for want in "$@"; do
+		expect_contains "$last" "$want" || { tail -n 10 "$host/up.out"; return 1; }
+	done
+}
+check "cluster up names the step and the reason when an install fails" up_fails \
+	'export STUB_APT_FAIL=docker.io; main up --slurm 26.05' \
+	'cluster: up --slurm 26.05 FAILED at step "docker (install, start dockerd)" after ' \
+	' s: apt-get install docker.io failed'
+check "cluster up names the step when a command fails without a message" up_fails \
+	'ensure_dockerd() { :; }; need_compose() { :; }; main up --slurm 26.05' \
+	'cluster: up --slurm 26.05 FAILED at step "base image (Debian sid, Slurm 26.05)" after ' \
+	' s: a command failed (exit 1), its output is above'
+
+finish
