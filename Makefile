@@ -10,6 +10,8 @@
 #   make purge-host  remove what the targets put on this machine (packages, dockerd,
 #                    images, caches, build/): the next make test is a cold run
 #   make bench       speed figures
+#   make slurm-testsuite  SchedMD's regression tests with spank-otel off and on
+#                    (TESTS="test_7_11 ..."; SLURM=26.05 for one release)
 #
 # SLURM picks the release of demo, ctest, deb, rpm and shim (default 26.05);
 # SLURM_INCLUDE=/dir/with/slurm/spank.h builds deb, rpm and shim against a
@@ -57,7 +59,7 @@ HOST_PACKAGES := gcc make git rpmbuild=rpm debootstrap dockerd=docker.io docker-
 BACKEND_PACKAGES := npm chromium curl /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf=fonts-dejavu-core
 
 .PHONY: all lib cli shim headers testlibs deb rpm deps dockerd unit ctest package-test package-test-one \
-        cluster-test test demo bench clean jaeger otelprobes backend-deps host-test purge-host
+        cluster-test test demo bench clean jaeger otelprobes backend-deps host-test purge-host slurm-testsuite
 
 all: lib cli
 
@@ -203,6 +205,16 @@ package-test-one: deps
 cluster-test: dockerd cli backend-deps
 	@mkdir -p $(BUILD)
 	test/cluster/run.sh $(SLURMS)
+
+# SchedMD's regression tests (test/slurm-testsuite/run.sh) on the releases it
+# supports, each with spank-otel off and on: the list docs/testing.md
+# discusses; make test runs the first four on 26.05 (test/cluster/run.sh).
+TESTS ?= test_7_11 test_7_9 test_7_15 test_116_40 test_116_1 test_116_6 test_116_8 \
+	test_116_19 test_116_24 test_116_25 test_116_21 test_116_37 test_116_44 test_122_1 \
+	test_103_2 test_15_13 test_17_13 test_17_14 test_1_77
+TESTSUITE_SLURMS := $(if $(filter command line environment,$(origin SLURM)),$(SLURM),$(PACKAGE_SLURMS))
+slurm-testsuite: dockerd cli backend-deps
+	@for v in $(TESTSUITE_SLURMS); do test/slurm-testsuite/run.sh --up --slurm $$v $(TESTS) || exit 1; done
 
 # Each suite in turn, stopping at the first that fails, with its time.
 TEST_SUITES := host-test unit ctest package-test cluster-test

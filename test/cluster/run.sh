@@ -17,6 +17,7 @@ export PATH=/usr/local/go/bin:$PATH
 . packaging/lib/common.sh
 failed=()
 times=()
+testsuite_release=26.05
 mkdir -p build && rm -f build/fault-matrix-*.txt
 for v in "$@"; do
 	profile=basic
@@ -37,6 +38,12 @@ for v in "$@"; do
 		tee "build/cluster-test-$v-$profile.log" | grep -vE '^=== (RUN|PAUSE|CONT)'
 	rc=${PIPESTATUS[0]}
 	[ "$rc" -eq 0 ] || failed+=("$v $profile")
+	# SchedMD's own tests of what a SPANK plugin may change (7.9 descriptors,
+	# 7.11 a plugin beside ours, 7.15 signals, 116.40 the environment), with
+	# the plugin off and on, on the newest release.
+	if [ "$v" = "$testsuite_release" ]; then
+		test/slurm-testsuite/run.sh --slurm "$v" || failed+=("$v SchedMD's testsuite")
+	fi
 	test/slurm-docker/cluster down --slurm "$v" >/dev/null 2>&1 || true
 	times+=("Slurm $v $profile: $((SECONDS - started)) s (cluster up $up s, tests $((SECONDS - started - up)) s)")
 	echo "=== Slurm $v, $profile profile: ${times[-1]#*: }"

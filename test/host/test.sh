@@ -241,4 +241,29 @@ check "cluster up names the step when a command fails without a message" up_fail
 	'cluster: up --slurm 26.05 FAILED at step "base image (Debian sid, Slurm 26.05)" after ' \
 	' s: a command failed (exit 1), its output is above'
 
+# --- the gate of SchedMD's testsuite runs ---------------------------------
+
+# gate WANT_RC OFF ON: table.py on one test's junit results in each mode.
+gate() {
+	local want=$1 dir=$host/gate-$2-$3 m r
+	mkdir -p "$dir"
+	for m in off on; do
+		r=$2
+		[ "$m" = on ] && r=$3
+		case $r in
+		passed) r='' ;;
+		failed) r='<failure message="x"/>' ;;
+		skipped) r='<skipped message="x"/>' ;;
+		esac
+		printf '<testsuites><testsuite><testcase classname="expect.test_7_9" name="test_expect" time="1.5">%s</testcase></testsuite></testsuites>\n' \
+			"$r" >"$dir/results-$m-tests.xml"
+	done
+	python3 "$repo/test/slurm-testsuite/table.py" /dev/null "$dir" expect/test_7_9.py >"$dir/out" && rc=0 || rc=$?
+	expect_eq "$want" "$rc" || { cat "$dir/out"; return 1; }
+}
+check "the testsuite gate passes a test that passes in both modes" gate 0 passed passed
+check "the testsuite gate fails a test that passes only without spank-otel" gate 1 passed failed
+check "the testsuite gate fails a test that fails in both modes and is not known" gate 1 failed failed
+check "the testsuite gate fails a test skipped in both modes and not known" gate 1 skipped skipped
+
 finish

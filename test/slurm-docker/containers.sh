@@ -89,7 +89,7 @@ containers_layer_of() { echo "$image_name:$1-base-containers"; }
 # (setup-containers.sh) to the nodejs layer, once per input; a layer of its
 # own, so the shared base image recipe stays as it is.
 ensure_containers_layer() {
-	local ver=$1 from image from_id enroot pyxis recipe staging cid
+	local ver=$1 from image from_id enroot pyxis recipe staging
 	from=$(node_base_of "$ver")
 	image=$(containers_layer_of "$ver")
 	enroot=$(enroot_build)
@@ -108,17 +108,28 @@ ensure_containers_layer() {
 	cp "$here/setup-containers.sh" "$here/enroot.conf" "$here/enroot-slurm.fstab" "$staging/"
 	cp "$enroot" "$staging/enroot.tar"
 	cp "$pyxis" "$staging/pyxis.tar"
+	commit_layer "$from" "$image" "containers layer" org.spank-otel.containers-recipe="$recipe" \
+		"$staging" setup-containers.sh
+}
+
+# commit_layer FROM IMAGE NAME LABEL=VALUE STAGING SCRIPT makes IMAGE: a
+# container of FROM, with the network for apt, runs STAGING/SCRIPT (STAGING
+# copied to /tmp/spank-otel-layer, which SCRIPT removes), and is committed
+# with LABEL; its output goes to stderr, prefixed with [NAME]. STAGING is
+# removed.
+commit_layer() {
+	local from=$1 image=$2 name=$3 label=$4 staging=$5 script=$6 cid
 	chmod -R a+rX "$staging"
-	cid=$(docker create --entrypoint /bin/sh "$from" /tmp/spank-otel-containers/setup-containers.sh)
-	if ! docker cp "$staging" "$cid:/tmp/spank-otel-containers" ||
-		! docker start -a "$cid" 2>&1 | sed -u 's/^/  [containers layer] /' >&2 ||
+	cid=$(docker create --entrypoint /bin/sh "$from" "/tmp/spank-otel-layer/$script")
+	if ! docker cp "$staging" "$cid:/tmp/spank-otel-layer" ||
+		! docker start -a "$cid" 2>&1 | sed -u "s/^/  [$name] /" >&2 ||
 		[[ $(docker inspect -f '{{.State.ExitCode}}' "$cid") != 0 ]]; then
 		docker rm -f "$cid" >/dev/null
 		rm -rf "$staging"
 		die "building $image failed"
 	fi
 	docker commit --change 'ENTRYPOINT []' --change 'CMD ["/bin/bash"]' \
-		--change "LABEL org.spank-otel.containers-recipe=$recipe" "$cid" "$image" >/dev/null
+		--change "LABEL $label" "$cid" "$image" >/dev/null
 	docker rm "$cid" >/dev/null
 	rm -rf "$staging"
 }
