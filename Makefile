@@ -49,11 +49,16 @@ GO_MODULES := $(shell find . -name go.mod -not -path './build/*' -not -path './v
 C_SOURCES  := $(wildcard spank/*.c spank/*.h spank/*.map spank/Makefile) cgo/contract.h
 
 # Host packages the targets need, as [command=]package (common.sh:
-# ensure_packages): installed when the command is missing. The backend tests
-# and the demo need npm (the JS probe), Chromium and a font (the screenshot
-# of Jaeger's UI) and curl.
-HOST_PACKAGES := gcc make git rpmbuild=rpm debootstrap dockerd=docker.io docker-compose \
-	dpkg-buildpackage=dpkg-dev dh=debhelper help2man python3 readelf=binutils lintian rpmlint
+# ensure_packages): installed when the command is missing. make deb and make
+# rpm ask only for what building their package takes, so that a site's own
+# build machine (an RPM distribution, where nothing is missing) needs
+# nothing else; the tests need the rest. The backend tests and the demo
+# need npm (the JS probe), Chromium and a font (the screenshot of Jaeger's
+# UI) and curl.
+DEB_PACKAGES := gcc make dpkg-buildpackage=dpkg-dev dh=debhelper help2man
+RPM_PACKAGES := gcc make rpmbuild=rpm help2man
+HOST_PACKAGES := $(DEB_PACKAGES) $(RPM_PACKAGES) git debootstrap dockerd=docker.io docker-compose \
+	python3 readelf=binutils lintian rpmlint
 BACKEND_PACKAGES := npm chromium curl /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf=fonts-dejavu-core
 
 .PHONY: all lib cli shim headers testlibs deb rpm install man deps dockerd unit ctest package-test package-test-one \
@@ -164,7 +169,8 @@ backend-deps: deps
 
 # The Debian package: debian/ built with dpkg-buildpackage in a copy of the
 # tree (packaging/deb/build.sh).
-deb: deps
+deb:
+	@. packaging/lib/common.sh && ensure_packages $(DEB_PACKAGES)
 	packaging/deb/build.sh --slurm $(SLURM) --out $(BUILD)/deb --version $(VERSION) \
 	  $(if $(SITE_INCLUDE),--include $(SITE_INCLUDE))
 
@@ -188,7 +194,8 @@ install: lib cli shim man
 	  packaging/plugstack.conf.example.in >$(DESTDIR)$(DATADIR)/plugstack.conf.example
 	chmod 0644 $(DESTDIR)$(DATADIR)/plugstack.conf.example
 
-rpm: deps
+rpm:
+	@. packaging/lib/common.sh && ensure_packages $(RPM_PACKAGES)
 	packaging/rpm/build.sh --slurm $(SLURM) --version $(VERSION) --topdir $(BUILD)/rpm \
 	  $(if $(SITE_INCLUDE),--include $(SITE_INCLUDE))
 
