@@ -51,14 +51,19 @@ GO_MODULES := $(shell find . -name go.mod -not -path './build/*' -not -path './v
 C_SOURCES  := $(wildcard spank/*.c spank/*.h spank/*.map spank/Makefile) cgo/contract.h
 
 # Host packages the targets need, as [command=]package (common.sh:
-# ensure_packages): installed when the command is missing. The backend tests
-# and the demo need npm (the JS probe), Chromium and a font (the screenshot
-# of Jaeger's UI) and curl.
-HOST_PACKAGES := gcc make git rpmbuild=rpm debootstrap dockerd=docker.io docker-compose \
-	dpkg-shlibdeps=dpkg-dev python3 readelf=binutils lintian
+# ensure_packages): installed when the command is missing. make deb and make
+# rpm ask only for what building their package takes, so that a site's own
+# build machine (an RPM distribution, where nothing is missing) needs
+# nothing else; the tests need the rest. The backend tests and the demo
+# need npm (the JS probe), Chromium and a font (the screenshot of Jaeger's
+# UI) and curl.
+DEB_PACKAGES := gcc make dpkg-buildpackage=dpkg-dev dh=debhelper help2man
+RPM_PACKAGES := gcc make rpmbuild=rpm help2man
+HOST_PACKAGES := $(DEB_PACKAGES) $(RPM_PACKAGES) git debootstrap dockerd=docker.io docker-compose \
+	python3 readelf=binutils lintian rpmlint
 BACKEND_PACKAGES := npm chromium curl /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf=fonts-dejavu-core
 
-.PHONY: all lib cli shim headers testlibs deb rpm deps dockerd unit ctest package-test package-test-one \
+.PHONY: all lib cli shim headers testlibs deb rpm install man deps dockerd unit ctest package-test package-test-one \
         cluster-test test demo bench clean jaeger otelprobes backend-deps host-test purge-host slurm-testsuite
 
 all: lib cli
@@ -88,6 +93,13 @@ $(BUILD)/bench/libspankotel-loadonly.so: $(GO_SOURCES) golib.mk
 $(BUILD)/spank-otel: $(GO_SOURCES)
 	@mkdir -p $(BUILD)
 	CGO_ENABLED=0 $(GO) build $(GOFLAGS_BUILD) -ldflags='-s -w' -o $@ ./cmd/spank-otel
+
+# The command's manual page, made from its --help by help2man: it says what
+# the command does and nothing more. SOURCE_DATE_EPOCH dates it.
+man: $(BUILD)/spank-otel.1
+$(BUILD)/spank-otel.1: $(BUILD)/spank-otel
+	help2man --no-info --version-string=$(VERSION) \
+	  --name='the Slurm job identity for OTEL_RESOURCE_ATTRIBUTES' --output=$@ ./$<
 
 headers: $(BUILD)/slurm-headers/$(SLURM)/VERSION
 $(BUILD)/slurm-headers/%/VERSION:
@@ -157,12 +169,35 @@ $(OTELPROBE)/otel-probe-js.tar: test/otelprobe/js/package.json test/otelprobe/js
 backend-deps: deps
 	@. packaging/lib/common.sh && ensure_packages $(BACKEND_PACKAGES)
 
-deb: lib cli shim
-	packaging/deb/build.sh --slurm $(SLURM) --shim $(BUILD)/$(SLURM)/spank_otel.so \
-	  --lib $(BUILD)/libspankotel.so --cli $(BUILD)/spank-otel --out $(BUILD)/deb --version $(VERSION) \
+# The Debian package: debian/ built with dpkg-buildpackage in a copy of the
+# tree (packaging/deb/build.sh).
+deb:
+	@. packaging/lib/common.sh && ensure_packages $(DEB_PACKAGES)
+	packaging/deb/build.sh --slurm $(SLURM) --out $(BUILD)/deb --version $(VERSION) \
 	  $(if $(SITE_INCLUDE),--include $(SITE_INCLUDE))
 
-rpm: deps
+# What the packages install, under DESTDIR: debian/rules runs it (through
+# dh_auto_install) and so does the RPM spec's %install. SO_MODE is the
+# plugin's and the library's mode: 0644 on Debian (Policy 10.2: shared
+# objects that are not executables are not executable), 0755 in the RPM, as
+# rpm's dependency and debuginfo generators expect of shared objects.
+DESTDIR ?=
+BINDIR  ?= /usr/bin
+DATADIR ?= /usr/share/spank-otel
+MANDIR  ?= /usr/share/man
+SO_MODE ?= 0644
+install: lib cli shim man
+	install -D -m $(SO_MODE) $(BUILD)/$(SLURM)/spank_otel.so $(DESTDIR)$(PLUGINDIR)/spank_otel.so
+	install -D -m $(SO_MODE) $(BUILD)/libspankotel.so $(DESTDIR)$(PLUGINDIR)/libspankotel.so
+	install -D -m 0755 $(BUILD)/spank-otel $(DESTDIR)$(BINDIR)/spank-otel
+	install -D -m 0644 $(BUILD)/spank-otel.1 $(DESTDIR)$(MANDIR)/man1/spank-otel.1
+	install -d -m 0755 $(DESTDIR)$(DATADIR)
+	sed -e 's|@PLUGINDIR@|$(PLUGINDIR)|g' -e 's|@DATADIR@|$(DATADIR)|g' \
+	  packaging/plugstack.conf.example.in >$(DESTDIR)$(DATADIR)/plugstack.conf.example
+	chmod 0644 $(DESTDIR)$(DATADIR)/plugstack.conf.example
+
+rpm:
+	@. packaging/lib/common.sh && ensure_packages $(RPM_PACKAGES)
 	packaging/rpm/build.sh --slurm $(SLURM) --version $(VERSION) --topdir $(BUILD)/rpm \
 	  $(if $(SITE_INCLUDE),--include $(SITE_INCLUDE))
 

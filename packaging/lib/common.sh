@@ -433,8 +433,30 @@ source_date_epoch() {
 	echo "$t"
 }
 
-# render_plugstack <template> <plugindir> writes the example plugstack line
-# for a distribution whose Slurm PluginDir is <plugindir>.
-render_plugstack() {
-	sed -e "s|@PLUGINDIR@|$2|g" "$1"
+# packager prints who the packages name as their maintainer (Debian) and
+# packager (RPM): SPANK_OTEL_MAINTAINER, else the project's address, the one
+# debian/control names.
+packager() { echo "${SPANK_OTEL_MAINTAINER:-spank-otel developers <spank-otel@users.noreply.github.com>}"; }
+
+# stage_source SRC DEST FROM_HEAD copies the spank-otel source tree SRC into
+# the directory DEST, as a package build takes it: with FROM_HEAD 1 the last
+# commit (git archive HEAD); else the work tree, tracked and untracked files
+# alike but nothing .gitignore excludes, never build/ (a tree outside git:
+# everything but build/ and .git/).
+stage_source() {
+	local src=$1 dest=$2 from_head=$3
+	mkdir -p "$dest"
+	if [ "$from_head" = 1 ]; then
+		git -C "$src" rev-parse --verify -q HEAD >/dev/null || die "$src has no commit to archive (leave out --from-head)"
+		git -C "$src" archive --format=tar HEAD | tar -x -C "$dest"
+	elif git -C "$src" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+		(cd "$src" && git ls-files -z --cached --others --exclude-standard) |
+			(cd "$src" && while IFS= read -r -d '' f; do
+				[ -e "$f" ] || [ -L "$f" ] || continue # deleted, not yet staged
+				case "$f" in build/*) continue ;; esac
+				printf '%s\0' "$f"
+			done) | tar -C "$src" --null -T - -c | tar -x -C "$dest"
+	else
+		tar -C "$src" --exclude=./build --exclude=./.git -c . | tar -x -C "$dest"
+	fi
 }

@@ -157,6 +157,19 @@ plugstack_example() {
 	[ -f "$root$plugindir/spank_otel.so" ] && [ -f "$root$plugindir/libspankotel.so" ]
 }
 
+# plugstack_arguments FILE SHIM: the example describes every argument the
+# installed shim knows, as the shim lists them in its log line for an
+# unknown one ("(known: lib=, exclude=, ...)").
+plugstack_arguments() {
+	local file=$1 shim=$2 known arg missing=""
+	known=$(grep -a -o '(known: [^)]*)' "$shim" | head -n1)
+	[ -n "$known" ] || { echo "no '(known: ...)' list of arguments in $shim"; return 1; }
+	for arg in $(sed -e 's/^(known: //; s/)$//; s/,/ /g' <<<"$known"); do
+		grep -q -E "^#   ${arg}[^ ]* " "$file" || missing+=" $arg"
+	done
+	[ -z "$missing" ] || { echo "the example does not describe:$missing (the shim: $known)"; return 1; }
+}
+
 # check_installed ROOT PLUGINDIR SLURM: the checks of the files a package
 # installed under ROOT that the deb and the rpm tests share.
 check_installed() {
@@ -171,4 +184,6 @@ check_installed() {
 	check "spank-otel --help and task-env run" cli_runs "$root"
 	check "plugstack.conf.example enables the installed plugin" \
 		plugstack_example "$root/usr/share/spank-otel/plugstack.conf.example" "$root" "$plugindir"
+	check "plugstack.conf.example describes every argument the shim knows" \
+		plugstack_arguments "$root/usr/share/spank-otel/plugstack.conf.example" "$root$plugindir/spank_otel.so"
 }

@@ -20,7 +20,8 @@
 #    with _topdir <topdir>, slurm_version <slurm> and slurm_include pointing
 #    at the Debian headers. --nodeps: the spec's BuildRequires (slurm-devel,
 #    golang, gcc, make) are RPM names that Debian's rpm database does not
-#    have; the same tools come from Debian packages here.
+#    have; the same tools come from Debian packages here. The Packager tag
+#    is SPANK_OTEL_MAINTAINER, else the project's address.
 #
 # Prints the path of the binary RPM, <topdir>/RPMS/x86_64/
 # slurm-spank-otel-<version>-<release>.sl<NNNN>.x86_64.rpm.
@@ -48,13 +49,13 @@ for f in LICENSE README.md packaging/plugstack.conf.example.in packaging/lib/com
 	[ -f "$src/$f" ] || die "$src/$f does not exist; the RPM ships or uses it"
 done
 
-# The spec's %build runs these targets; say so now rather than in rpmbuild's
+# The spec's %build and %install run these targets; say so now rather than in rpmbuild's
 # log. make -p prints the rule database without building anything.
-[ -f "$src/Makefile" ] || die "$src/Makefile does not exist; the spec's %build runs make lib cli shim"
+[ -f "$src/Makefile" ] || die "$src/Makefile does not exist; the spec runs make lib cli shim man and make install"
 targets=$({ make -C "$src" -p -q .spank-otel-probe 2>/dev/null || true; } | sed -n 's/^\([A-Za-z0-9_.-]*\):.*/\1/p')
-for target in lib cli shim; do
+for target in lib cli shim man install; do
 	grep -q -x -F "$target" <<<"$targets" ||
-		die "$src/Makefile has no '$target' target, which the spec's %build runs (make lib cli shim)"
+		die "$src/Makefile has no '$target' target, which the spec runs (make lib cli shim man, make install)"
 done
 
 # 1. Headers.
@@ -73,20 +74,7 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/spank-otel-rpm.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 prefix=$name-$version
 stage=$tmp/$prefix
-mkdir -p "$stage"
-if [ $from_head -eq 1 ]; then
-	git -C "$src" rev-parse --verify -q HEAD >/dev/null || die "$src has no commit to archive (leave out --from-head)"
-	git -C "$src" archive --format=tar HEAD | tar -x -C "$stage"
-elif git -C "$src" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
-	(cd "$src" && git ls-files -z --cached --others --exclude-standard) |
-		(cd "$src" && while IFS= read -r -d '' f; do
-			[ -e "$f" ] || [ -L "$f" ] || continue # deleted, not yet staged
-			case "$f" in build/*) continue ;; esac
-			printf '%s\0' "$f"
-		done) | tar -C "$src" --null -T - -c | tar -x -C "$stage"
-else
-	tar -C "$src" --exclude=./build --exclude=./.git -c . | tar -x -C "$stage"
-fi
+stage_source "$src" "$stage" "$from_head"
 if [ $vendor -eq 1 ]; then
 	need go
 	(cd "$stage" && go mod vendor) || die "go mod vendor failed"
@@ -110,6 +98,7 @@ if ! env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL SOURCE_DATE_EPOCH="$epoch" rpmbuild
 	--define "slurm_include $include" \
 	--define "pkgver $version" \
 	--define "pkgrel $release" \
+	--define "packager $(packager)" \
 	--define "use_source_date_epoch_as_buildtime 1" \
 	--define "clamp_mtime_to_source_date_epoch 1" \
 	"$stage/packaging/rpm/$name.spec" >"$log" 2>&1; then

@@ -4,7 +4,7 @@
 #   packaging/rpm/test.sh build/rpm/RPMS/x86_64/slurm-spank-otel-0.1.0-1.sl2411.x86_64.rpm
 #
 # Reads the RPM's header (name, release, file list, modes, flags, requires,
-# provides), then installs it with rpm into scratch roots that each have
+# provides), runs rpmlint on it and on the spec, then installs it with rpm into scratch roots that each have
 # their own rpm database:
 #   - with --nodeps, to verify, run and remove what it installed;
 #   - without --nodeps, next to stand-in packages named "slurm" of several
@@ -23,7 +23,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 [ $# -eq 1 ] || { echo "usage: $0 PACKAGE.rpm" >&2; exit 2; }
 pkg=$(readlink -f "$1")
 [ -f "$pkg" ] || die "$1 does not exist"
-need rpm rpmbuild python3 nm objdump readelf
+need rpm rpmbuild rpmlint python3 nm objdump readelf
 
 q() { rpm -qp --nosignature "$@" "$pkg" 2>/dev/null; }
 name=$(q --qf '%{NAME}')
@@ -52,6 +52,7 @@ expected_files() {
 	-rwxr-xr-x root:root - /usr/lib64/slurm/spank_otel.so
 	-rw-r--r-- root:root d <doc>/README.md
 	-rw-r--r-- root:root l <lic>/LICENSE
+	-rw-r--r-- root:root d /usr/share/man/man1/spank-otel.1.gz
 	-rw-r--r-- root:root - /usr/share/spank-otel/plugstack.conf.example
 	EOF
 }
@@ -73,6 +74,19 @@ check "Requires slurm < $next" grep -q -x "slurm(x86-64) < $next" <<<"$requires"
 # EL9, the oldest release the package is for, has glibc 2.34.
 check "needs no glibc newer than EL9's 2.34" bash -c "! grep -E 'GLIBC_(2\.(3[5-9]|[4-9][0-9])|ABI_DT_RELR)' <<<'$requires'"
 check "does not provide the private libspankotel.so" bash -c "! rpm -qp --nosignature --provides '$pkg' 2>/dev/null | grep -i spankotel"
+
+# rpmlint on the package and on the spec as rpmbuild reads it for this
+# release (slurm_version from a private ~/.rpmmacros): each finding left is
+# filtered in rpmlint.toml with its reason.
+rpmlint_clean() {
+	local out
+	mkdir -p "$tmp/home"
+	echo "%slurm_version $slurm" >"$tmp/home/.rpmmacros"
+	out=$(HOME=$tmp/home rpmlint -c "$here/rpmlint.toml" "$pkg" "$here/slurm-spank-otel.spec" 2>&1)
+	echo "$out"
+	grep -q -E ' 0 errors, 0 warnings' <<<"$out"
+}
+check "rpmlint finds no error and no warning in the RPM and the spec" rpmlint_clean
 
 # Install with --nodeps into a scratch root: files, verify, run, remove.
 root=$tmp/root
