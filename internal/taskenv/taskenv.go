@@ -35,8 +35,8 @@ type Stage int
 const (
 	// StageAuto takes the stage from the environment: a task is in a step
 	// when SLURM_STEP_ID or SLURM_STEPID names a regular step (see
-	// slurm.InStep); the batch script and Slurm's other special steps are
-	// at the job level.
+	// slurm.Vars.InStep); the batch script and Slurm's other special steps
+	// are at the job level.
 	StageAuto Stage = iota
 	// StageBatch treats the task as the batch script: the head node is
 	// written, the topology is not.
