@@ -79,21 +79,11 @@ func FuzzTaskEnv(f *testing.F) {
 	// an input without a collector grew one to 7.6 GB in a minute, until
 	// the runtime died of it (exit status 2, no message).
 	defer setGCPercent(setGCPercent(100))
-	f.Add("user.team=ml%2Cinfra", "77", "c1", "0")
-	f.Add("a=1,,b = 2 ,c=%", "", "", "")
-	f.Add("slurm.ntasks=x,slurm.job.id=9", "77_3", "c\xff", "")
-	f.Add("k=\xff", "1", "n", "1")
-	f.Add("=,=,,", "-1", "", "batch")
-	f.Add("a=%zz%2", "007", "node with spaces", "0")
-	f.Add(strings.Repeat("k=v,", 1000), "1", "c1", "0")
+	slurmtest.AddTaskSeeds(f)
 	f.Fuzz(func(t *testing.T, inherited, jobID, node, stepID string) {
 		// An environment string ends at its first NUL, as C sees it.
 		inherited, jobID, node, stepID = cstr(inherited), cstr(jobID), cstr(node), cstr(stepID)
-		env := []string{
-			"OTEL_RESOURCE_ATTRIBUTES=" + inherited, "SLURM_JOB_ID=" + jobID, "SLURMD_NODENAME=" + node,
-			"SLURM_STEP_ID=" + stepID, "SLURM_TOPOLOGY_ADDR=" + node, "SLURM_NTASKS=" + jobID,
-			"SLURM_CLUSTER_NAME=" + node,
-		}
+		env := slurmtest.TaskFuzzEnv(inherited, jobID, node, stepID)
 		rc, value, log := callTaskEnv(env, "", 0)
 		if rc == -1 {
 			t.Fatalf("internal error: %s", log)

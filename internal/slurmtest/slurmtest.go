@@ -197,3 +197,35 @@ func LinesEnv(names []string, text string) []string {
 	}
 	return kv
 }
+
+// AddTaskSeeds adds to f the seeds of the fuzz targets that feed the
+// per-task computation hostile task environments (cgo's FuzzTaskEnv
+// through the library's export, test/sdkinterop's FuzzTaskEnvSDK through
+// the SDK's parser): each is the inherited carrier, the job id, the node
+// and the step id that [TaskFuzzEnv] builds a task from.
+func AddTaskSeeds(f *testing.F) {
+	for _, seed := range [...][4]string{
+		{"user.team=ml%2Cinfra", "77", "c1", "0"},
+		{"a=1,,b = 2 ,c=%", "", "", ""},
+		{"slurm.ntasks=x,slurm.job.id=9", "77_3", "c\xff", ""},
+		{"k=\xff", "1", "n", "1"},
+		{"=,=,,", "-1", "", "batch"},
+		{"a=%zz%2", "007", "node with spaces", "0"},
+		{"x=a+b%20c,y=%E6%97%A5", "1", "c\t1", "2"},
+		{strings.Repeat("k=v,", 1000), "1", "c1", "0"},
+	} {
+		f.Add(seed[0], seed[1], seed[2], seed[3])
+	}
+}
+
+// TaskFuzzEnv returns the environment of a task that inherits the carrier
+// inherited, of job jobID on node node in step stepID. The job id is its
+// task count too and the node its cluster and topology, so that one input
+// reaches integer keys, the job UUID and the stage-dependent keys.
+func TaskFuzzEnv(inherited, jobID, node, stepID string) []string {
+	return []string{
+		CarrierVar + "=" + inherited, "SLURM_JOB_ID=" + jobID, "SLURMD_NODENAME=" + node,
+		"SLURM_STEP_ID=" + stepID, "SLURM_TOPOLOGY_ADDR=" + node, "SLURM_NTASKS=" + jobID,
+		"SLURM_CLUSTER_NAME=" + node,
+	}
+}
