@@ -74,10 +74,7 @@ func TestDenied(t *testing.T) {
 // TestTaskPathDeps fails when the library links a denied package, and
 // names the chain of imports that brings it in.
 func TestTaskPathDeps(t *testing.T) {
-	gocmd, err := exec.LookPath("go")
-	if err != nil {
-		t.Skipf("the go command is needed to list the library's packages: %v", err)
-	}
+	gocmd := goCommand(t)
 	// One line per package: its path, then what it imports.
 	cmd := exec.Command(gocmd, "list", "-deps", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, ".")
 	out, err := cmd.Output()
@@ -199,10 +196,7 @@ func TestLoadOnlyLinksTheTaskPath(t *testing.T) {
 // build arguments args, and returns its path.
 func buildLibrary(t *testing.T, args ...string) string {
 	t.Helper()
-	gocmd, err := exec.LookPath("go")
-	if err != nil {
-		t.Skipf("the go command is needed to build the library: %v", err)
-	}
+	gocmd := goCommand(t)
 	lib := filepath.Join(t.TempDir(), "libspankotel.so")
 	build := append([]string{"build", "-buildmode=c-shared", "-o", lib}, args...)
 	cmd := exec.Command(gocmd, append(build, ".")...)
@@ -210,6 +204,18 @@ func buildLibrary(t *testing.T, args ...string) string {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	return lib
+}
+
+// goCommand returns the path of the go command, which the guards of the
+// library's link set need: without it they fail, for a guard that is
+// skipped guards nothing.
+func goCommand(t *testing.T) string {
+	t.Helper()
+	gocmd, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("the go command is needed to list, build or test the library: %v", err)
+	}
+	return gocmd
 }
 
 // librarySymbols returns the symbol table of the library lib.

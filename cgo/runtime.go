@@ -41,8 +41,8 @@ func runtimeLine() string {
 // (runtime.ThreadCreateProfile counts them): one per OS thread it runs on,
 // the C thread of this call included, plus the one it keeps ready for the
 // next C thread. The exact count is in /proc/self/status, but opening and
-// reading that in a new process cost about 2% of the helper's time, for a
-// line that shows only at debug level.
+// reading that in a new process is a measurable part of the helper's time
+// (docs/performance.md), for a line that shows only at debug level.
 func threadBound() int {
 	n, _ := runtime.ThreadCreateProfile(nil)
 	return n

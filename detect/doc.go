@@ -1,6 +1,7 @@
 // Package detect reads resource attributes from an environment that is given
-// to it, never from the process environment, so that a launcher or the
-// spank-otel command can hand it the environment of one Slurm task.
+// to it (an [environ.Env]), never from the process environment, so that a
+// launcher or the spank-otel command can hand it the environment of one
+// Slurm task.
 //
 // Three detectors exist:
 //

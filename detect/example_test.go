@@ -5,10 +5,11 @@ import (
 	"os"
 
 	"github.com/spank-otel/spank-otel/detect"
+	"github.com/spank-otel/spank-otel/environ"
 )
 
 func ExampleLocal() {
-	attrs := detect.Local(detect.EnvMap{"CUDA_VISIBLE_DEVICES": "0,1,2,3"}, detect.Options{})
+	attrs := detect.Local(environ.Map{"CUDA_VISIBLE_DEVICES": "0,1,2,3"}, detect.Options{})
 	fmt.Println(attrs["host.gpu.count"])
 	fmt.Println(attrs["process.pid"] == int64(os.Getpid()))
 	// Output:
@@ -17,16 +18,8 @@ func ExampleLocal() {
 }
 
 func ExampleKubernetes() {
-	env := detect.EnvMap{"KUBERNETES_SERVICE_HOST": "10.96.0.1", "K8S_NAMESPACE": "ml", "HOSTNAME": "trainer-0"}
+	env := environ.Map{"KUBERNETES_SERVICE_HOST": "10.96.0.1", "K8S_NAMESPACE": "ml", "HOSTNAME": "trainer-0"}
 	fmt.Println(detect.Kubernetes(env))
 	// Output:
 	// map[k8s.namespace.name:ml k8s.pod.name:trainer-0]
-}
-
-func ExampleEnvList() {
-	// As for getenv, the first occurrence of a name wins.
-	env := detect.EnvList([]string{"A=1", "not-a-variable", "A=2"})
-	fmt.Println(env)
-	// Output:
-	// map[A:1]
 }

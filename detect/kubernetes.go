@@ -1,5 +1,7 @@
 package detect
 
+import "github.com/spank-otel/spank-otel/environ"
+
 // Kubernetes returns the pod's identity when the process runs in Kubernetes:
 // when env sets KUBERNETES_SERVICE_HOST (to any value) or
 // /var/run/secrets/kubernetes.io exists. Otherwise the result is empty.
@@ -9,7 +11,7 @@ package detect
 // K8S_POD_UID, K8S_NODE_NAME, K8S_CONTAINER_NAME and K8S_JOB_NAME. HOSTNAME,
 // which Kubernetes sets to the pod name, replaces K8S_POD_NAME only when that
 // is unset. Empty values are omitted.
-func Kubernetes(env Env) Attributes {
+func Kubernetes(env environ.Env) Attributes {
 	out := Attributes{}
 	if !isSet(env, "KUBERNETES_SERVICE_HOST") && !secretsDirExists() {
 		return out

@@ -5,11 +5,12 @@ import (
 	"testing"
 
 	"github.com/spank-otel/spank-otel/detect"
+	"github.com/spank-otel/spank-otel/environ"
 )
 
 func TestKubernetes(t *testing.T) {
 	const yes, no = true, false // the secrets directory exists
-	all := detect.EnvMap{
+	all := environ.Map{
 		"K8S_NAMESPACE": "ns", "K8S_POD_NAME": "pod-1", "K8S_POD_UID": "uid", "K8S_NODE_NAME": "node",
 		"K8S_CONTAINER_NAME": "trainer", "K8S_JOB_NAME": "job", "HOSTNAME": "host-1",
 	}
@@ -19,7 +20,7 @@ func TestKubernetes(t *testing.T) {
 	}
 	tests := []struct {
 		name    string
-		env     detect.EnvMap
+		env     environ.Map
 		secrets bool
 		want    detect.Attributes
 	}{
@@ -31,7 +32,7 @@ func TestKubernetes(t *testing.T) {
 		{"empty pod name does not fall back", with(all, "K8S_POD_NAME", ""), yes, withAttr(allWant, "k8s.pod.name", nil)},
 		{"empty values omitted", with(all, "K8S_NAMESPACE", "", "K8S_JOB_NAME", ""), yes,
 			withAttr(withAttr(allWant, "k8s.namespace.name", nil), "k8s.job.name", nil)},
-		{"nothing set", detect.EnvMap{}, yes, detect.Attributes{}},
+		{"nothing set", environ.Map{}, yes, detect.Attributes{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

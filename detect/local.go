@@ -1,6 +1,10 @@
 package detect
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/spank-otel/spank-otel/environ"
+)
 
 // Options are what a caller decides about detection. The zero value runs
 // no program.
@@ -21,7 +25,7 @@ type Options struct {
 // variable is unset the GPUs are counted by opts.CountGPUs (package
 // nvidiasmi has one); without a counter, or when it cannot tell, the
 // attribute is omitted.
-func Local(env Env, opts Options) Attributes {
+func Local(env environ.Env, opts Options) Attributes {
 	out := make(Attributes, 3)
 	if name, err := hostname(); err == nil && name != "" {
 		out["host.name"] = name

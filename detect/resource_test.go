@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/spank-otel/spank-otel/detect"
+	"github.com/spank-otel/spank-otel/environ"
 )
 
 func TestResource(t *testing.T) {
@@ -12,13 +13,13 @@ func TestResource(t *testing.T) {
 	opts := detect.Options{CountGPUs: func() (int, bool) { return 0, false }}
 	tests := []struct {
 		name  string
-		env   detect.EnvMap
+		env   environ.Map
 		want  detect.Attributes
 		warns []string
 	}{
-		{"local only", detect.EnvMap{"TORCHELASTIC_RUN_ID": "r"}, detect.Attributes{"host.name": "c1", "process.pid": int64(42)}, nil},
+		{"local only", environ.Map{"TORCHELASTIC_RUN_ID": "r"}, detect.Attributes{"host.name": "c1", "process.pid": int64(42)}, nil},
 		{"local, Slurm and Kubernetes",
-			detect.EnvMap{"SLURM_JOB_ID": "7", "SLURM_CLUSTER_NAME": "c", "SLURM_NTASKS": "x", "CUDA_VISIBLE_DEVICES": "0,1",
+			environ.Map{"SLURM_JOB_ID": "7", "SLURM_CLUSTER_NAME": "c", "SLURM_NTASKS": "x", "CUDA_VISIBLE_DEVICES": "0,1",
 				"KUBERNETES_SERVICE_HOST": "10.0.0.1", "K8S_POD_NAME": "p"},
 			detect.Attributes{
 				"host.name": "c1", "process.pid": int64(42), "host.gpu.count": int64(2),

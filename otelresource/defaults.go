@@ -10,8 +10,8 @@ import (
 	"github.com/google/uuid"
 	"go.opentelemetry.io/otel/attribute"
 
-	"github.com/spank-otel/spank-otel/detect"
 	"github.com/spank-otel/spank-otel/detect/slurm"
+	"github.com/spank-otel/spank-otel/environ"
 	"github.com/spank-otel/spank-otel/libcarrier"
 )
 
@@ -33,8 +33,8 @@ const DefaultServiceName = "nemo"
 type Options struct {
 	// Env is the environment OTEL_RESOURCE_ATTRIBUTES, OTEL_SERVICE_NAME, SLURM_JOB_ID,
 	// DEPLOYMENT_ENV and ENVIRONMENT are read from; nil is an empty
-	// environment. Pass detect.EnvList(os.Environ()) for the process's own.
-	Env detect.Env
+	// environment. Pass environ.List(os.Environ()) for the process's own.
+	Env environ.Env
 	// ServiceName, ServiceVersion, ServiceInstanceID, RunID and User set
 	// service.name, service.version, service.instance.id, nemo.run.id and
 	// nemo.user.id, ahead of every other source.
@@ -88,7 +88,7 @@ type Options struct {
 func DefaultAttributes(opts Options) ([]attribute.KeyValue, []libcarrier.Warning) {
 	env := opts.Env
 	if env == nil {
-		env = detect.EnvMap{}
+		env = environ.Map{}
 	}
 	var warns []libcarrier.Warning
 
@@ -209,7 +209,7 @@ func present(v any) bool {
 	return v != nil && v != ""
 }
 
-func lookup(env detect.Env, name string) string {
+func lookup(env environ.Env, name string) string {
 	v, _ := env.Lookup(name)
 	return v
 }

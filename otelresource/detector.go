@@ -11,6 +11,7 @@ import (
 
 	"github.com/spank-otel/spank-otel/detect"
 	"github.com/spank-otel/spank-otel/detect/nvidiasmi"
+	"github.com/spank-otel/spank-otel/environ"
 	"github.com/spank-otel/spank-otel/libcarrier"
 )
 
@@ -18,7 +19,7 @@ import (
 // Slurm, then Kubernetes attributes) on the environment it was given, never
 // on the process environment.
 type Detector struct {
-	env  detect.Env
+	env  environ.Env
 	opts detect.Options
 	// countGPUs counts with nvidia-smi under the context of Detect, when
 	// the options have no counter of their own.
@@ -39,10 +40,10 @@ func WithDetectOptions(opts detect.Options) DetectorOption {
 
 // NewDetector returns a Detector over env. A nil env is an empty
 // environment: only the local attributes are detected then. Pass
-// detect.EnvList(os.Environ()) to read the process environment.
-func NewDetector(env detect.Env, opts ...DetectorOption) *Detector {
+// environ.List(os.Environ()) to read the process environment.
+func NewDetector(env environ.Env, opts ...DetectorOption) *Detector {
 	if env == nil {
-		env = detect.EnvMap{}
+		env = environ.Map{}
 	}
 	d := &Detector{env: env}
 	for _, o := range opts {

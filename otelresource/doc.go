@@ -8,7 +8,7 @@
 // OTEL_RESOURCE_ATTRIBUTES (but for the Slurm keys, which the detector owns),
 // with the integer keys of the specification as int64 values:
 //
-//	env := detect.EnvList(os.Environ())
+//	env := environ.List(os.Environ())
 //	defaults, warnings := otelresource.DefaultAttributes(otelresource.Options{Env: env, ServiceVersion: version})
 //	res, err := resource.New(ctx,
 //		resource.WithAttributes(defaults...),

@@ -7,12 +7,13 @@ import (
 	"go.opentelemetry.io/otel/sdk/resource"
 
 	"github.com/spank-otel/spank-otel/detect"
+	"github.com/spank-otel/spank-otel/environ"
 	"github.com/spank-otel/spank-otel/otelresource"
 )
 
 func ExampleDetector() {
-	// In a program: detect.EnvList(os.Environ()).
-	env := detect.EnvMap{
+	// In a program: environ.List(os.Environ()).
+	env := environ.Map{
 		"SLURM_JOB_ID":        "12345",
 		"SLURM_CLUSTER_NAME":  "cluster-a",
 		"SLURM_JOB_NUM_NODES": "2",
@@ -45,7 +46,7 @@ func ExampleDetector() {
 }
 
 func ExampleDefaultAttributes() {
-	env := detect.EnvMap{
+	env := environ.Map{
 		"OTEL_SERVICE_NAME":        "megatron-lm",
 		"OTEL_RESOURCE_ATTRIBUTES": "nv.dl.rank=5,nv.dl.world_size=8,nemo.run.id=abc123",
 		"RANK":                     "0", // never read

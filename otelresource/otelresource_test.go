@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/resource"
 
 	"github.com/spank-otel/spank-otel/detect"
+	"github.com/spank-otel/spank-otel/environ"
 	"github.com/spank-otel/spank-otel/internal/slurmtest"
 	"github.com/spank-otel/spank-otel/libcarrier"
 )
@@ -74,16 +75,16 @@ func TestDetectorWithSDK(t *testing.T) {
 	withHead["slurm.head_node.name"] = "c1"
 	tests := []struct {
 		name  string
-		env   detect.Env
+		env   environ.Env
 		want  map[string]any
 		warns []string
 	}{
-		{"task", detect.EnvList(slurmtest.TaskEnv(t)), taskWant, nil},
-		{"task with inherited carrier", detect.EnvList(slurmtest.TaskEnvWithCarrier(t)), withHead, nil},
+		{"task", environ.List(slurmtest.TaskEnv(t)), taskWant, nil},
+		{"task with inherited carrier", environ.List(slurmtest.TaskEnvWithCarrier(t)), withHead, nil},
 		{"nil environment", nil, map[string]any{"host.gpu.count": int64(8)}, nil},
-		{"kubernetes", detect.EnvMap{"KUBERNETES_SERVICE_HOST": "10.96.0.1", "K8S_POD_NAME": "p", "CUDA_VISIBLE_DEVICES": ""},
+		{"kubernetes", environ.Map{"KUBERNETES_SERVICE_HOST": "10.96.0.1", "K8S_POD_NAME": "p", "CUDA_VISIBLE_DEVICES": ""},
 			map[string]any{"host.gpu.count": int64(0), "k8s.pod.name": "p"}, nil},
-		{"partial", detect.EnvMap{"SLURM_JOB_ID": "7", "SLURM_NTASKS": "many", libcarrier.EnvVar: "slurm.nnodes=x,nv.dl.run.uuid=R"},
+		{"partial", environ.Map{"SLURM_JOB_ID": "7", "SLURM_NTASKS": "many", libcarrier.EnvVar: "slurm.nnodes=x,nv.dl.run.uuid=R"},
 			map[string]any{"host.gpu.count": int64(8),
 				"slurm.job.id": "7", "slurm.job.id.raw": "7", "slurm.array.job_id": "7", "slurm.array.task_id": "0",
 				"slurm.array.count": int64(1), "slurm.restart_count": int64(0), "nv.dl.run.uuid": "R",
@@ -125,7 +126,7 @@ func TestDetectorWithSDK(t *testing.T) {
 }
 
 func TestDetectorMergesWithSDKDetectors(t *testing.T) {
-	d := NewDetector(detect.EnvMap{"SLURM_JOB_ID": "7", "SLURM_CLUSTER_NAME": "c"}, WithDetectOptions(options))
+	d := NewDetector(environ.Map{"SLURM_JOB_ID": "7", "SLURM_CLUSTER_NAME": "c"}, WithDetectOptions(options))
 	res, err := resource.New(context.Background(), resource.WithTelemetrySDK(), resource.WithDetectors(d))
 	if err != nil {
 		t.Fatal(err)
@@ -142,7 +143,7 @@ func TestDetectorMergesWithSDKDetectors(t *testing.T) {
 func TestDetectorCanceled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	res, err := NewDetector(detect.EnvMap{}, WithDetectOptions(options)).Detect(ctx)
+	res, err := NewDetector(environ.Map{}, WithDetectOptions(options)).Detect(ctx)
 	if res != nil || !errors.Is(err, context.Canceled) {
 		t.Errorf("Detect = %v, %v; want nil, context.Canceled", res, err)
 	}
@@ -173,7 +174,7 @@ func TestKeyValues(t *testing.T) {
 // given to Detect, so the caller's deadline bounds it.
 func TestDetectorCountsGPUsUnderItsContext(t *testing.T) {
 	type key struct{}
-	d := NewDetector(detect.EnvMap{})
+	d := NewDetector(environ.Map{})
 	var seen any
 	d.countGPUs = func(ctx context.Context) (int, bool) {
 		seen = ctx.Value(key{})
@@ -190,7 +191,7 @@ func TestDetectorCountsGPUsUnderItsContext(t *testing.T) {
 		t.Errorf("host.gpu.count = %v, %v", v, ok)
 	}
 	// A counter of the caller's own replaces nvidia-smi.
-	d = NewDetector(detect.EnvMap{}, WithDetectOptions(detect.Options{CountGPUs: func() (int, bool) { return 1, true }}))
+	d = NewDetector(environ.Map{}, WithDetectOptions(detect.Options{CountGPUs: func() (int, bool) { return 1, true }}))
 	if d.countGPUs != nil {
 		t.Error("nvidia-smi would still be asked")
 	}

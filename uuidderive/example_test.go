@@ -3,19 +3,12 @@ package uuidderive_test
 import (
 	"fmt"
 
+	"github.com/spank-otel/spank-otel/environ"
 	"github.com/spank-otel/spank-otel/uuidderive"
 )
 
-// env is an example Env backed by a map.
-type env map[string]string
-
-func (e env) Lookup(key string) (string, bool) {
-	v, ok := e[key]
-	return v, ok
-}
-
 func ExampleJobUUID() {
-	task := env{"SLURM_CLUSTER_NAME": "cluster-a", "SLURM_JOB_ID": "12345"}
+	task := environ.Map{"SLURM_CLUSTER_NAME": "cluster-a", "SLURM_JOB_ID": "12345"}
 	fmt.Println(uuidderive.JobName(task))
 	fmt.Println(uuidderive.JobUUID(task))
 	// Output:
@@ -25,7 +18,7 @@ func ExampleJobUUID() {
 
 func ExampleJobUUID_array() {
 	// Every element of array job 100 shares the job UUID of job 100.
-	element := env{"SLURM_CLUSTER_NAME": "cluster-a", "SLURM_JOB_ID": "103",
+	element := environ.Map{"SLURM_CLUSTER_NAME": "cluster-a", "SLURM_JOB_ID": "103",
 		"SLURM_ARRAY_JOB_ID": "100", "SLURM_ARRAY_TASK_ID": "3"}
 	fmt.Println(uuidderive.JobName(element))
 	// Output:
@@ -33,7 +26,7 @@ func ExampleJobUUID_array() {
 }
 
 func ExampleRunUUID() {
-	task := env{"SLURM_CLUSTER_NAME": "cluster-a", "SLURM_JOB_ID": "12345", "SLURM_RESTART_COUNT": "1"}
+	task := environ.Map{"SLURM_CLUSTER_NAME": "cluster-a", "SLURM_JOB_ID": "12345", "SLURM_RESTART_COUNT": "1"}
 	name, _ := uuidderive.RunName(task, "")
 	u, ok := uuidderive.RunUUID(task, "")
 	fmt.Println(name)
@@ -45,8 +38,8 @@ func ExampleRunUUID() {
 
 func ExampleRunName_local() {
 	// Outside Slurm a run id is needed: the argument, else TORCHELASTIC_RUN_ID.
-	fmt.Println(uuidderive.RunName(env{"TORCHELASTIC_RESTART_COUNT": "2"}, "exp-7"))
-	fmt.Println(uuidderive.RunName(env{}, ""))
+	fmt.Println(uuidderive.RunName(environ.Map{"TORCHELASTIC_RESTART_COUNT": "2"}, "exp-7"))
+	fmt.Println(uuidderive.RunName(environ.Map{}, ""))
 	// Output:
 	// nemo.lens.run/local/exp-7/te2 true
 	//  false

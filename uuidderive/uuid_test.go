@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
+
+	"github.com/spank-otel/spank-otel/environ"
 )
 
 func TestJobVars(t *testing.T) {
@@ -28,7 +30,7 @@ func TestJobVars(t *testing.T) {
 
 // TestJobVarsMatchJobUUID: the values of an environment give its JobUUID.
 func TestJobVarsMatchJobUUID(t *testing.T) {
-	for _, e := range []env{
+	for _, e := range []environ.Map{
 		{},
 		{"SLURM_JOB_ID": "7", "SLURM_CLUSTER_NAME": "c"},
 		{"SLURM_JOB_ID": "7", "SLURM_CLUSTER_NAME": ""},

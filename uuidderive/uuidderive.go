@@ -26,13 +26,11 @@
 // 140 module into the library that every task loads.
 package uuidderive
 
-import "cmp"
+import (
+	"cmp"
 
-// Env is what the derivations read: the raw scheduler environment of one task.
-// Lookup reports the value of a variable and whether it is set at all.
-type Env interface {
-	Lookup(key string) (string, bool)
-}
+	"github.com/spank-otel/spank-otel/environ"
+)
 
 // The names hashed are fixed by the specification, so every tool that
 // follows it derives the same UUIDs for the same job.
@@ -62,7 +60,7 @@ const nameBufSize = 192
 
 // JobName returns the name the job UUID is derived from:
 // "nemo.lens.job/<cluster>/<job key>".
-func JobName(env Env) string {
+func JobName(env environ.Env) string {
 	var buf [nameBufSize]byte
 	return string(jobVarsOf(env).appendName(buf[:0]))
 }
@@ -70,7 +68,7 @@ func JobName(env Env) string {
 // JobUUID returns the job UUID, uuid5(URL, JobName(env)). It is defined for
 // every environment: without Slurm variables it is the UUID of
 // "nemo.lens.job/nocluster/nojob".
-func JobUUID(env Env) UUID {
+func JobUUID(env environ.Env) UUID {
 	return jobVarsOf(env).UUID()
 }
 
@@ -85,7 +83,7 @@ func JobUUID(env Env) UUID {
 // "nemo.lens.run/local/<run id>/te<TORCHELASTIC_RESTART_COUNT or 0>", where
 // the run id is runID or else TORCHELASTIC_RUN_ID; with neither there is no
 // name.
-func RunName(env Env, runID string) (string, bool) {
+func RunName(env environ.Env, runID string) (string, bool) {
 	var buf [nameBufSize]byte
 	b, ok := appendRunName(buf[:0], env, runID)
 	if !ok {
@@ -96,7 +94,7 @@ func RunName(env Env, runID string) (string, bool) {
 
 // RunUUID returns uuid5(URL, name) for the name of RunName, and false when
 // RunName has none.
-func RunUUID(env Env, runID string) (UUID, bool) {
+func RunUUID(env environ.Env, runID string) (UUID, bool) {
 	var buf [len(UUID{}) + nameBufSize]byte
 	ns := namespaceURL()
 	b := append(buf[:0], ns[:]...)
@@ -127,7 +125,7 @@ func (v JobVars) UUID() UUID {
 }
 
 // jobVarsOf returns the JobVars of env.
-func jobVarsOf(env Env) JobVars {
+func jobVarsOf(env environ.Env) JobVars {
 	cluster, _ := env.Lookup(envClusterName)
 	jobID, _ := env.Lookup(envJobID)
 	arrayJobID, _ := env.Lookup(envArrayJobID)
@@ -160,7 +158,7 @@ func (v JobVars) appendName(b []byte) []byte {
 
 // appendRunName appends the name of [RunName] to b, and reports false, with
 // b unchanged, when there is none.
-func appendRunName(b []byte, env Env, runID string) ([]byte, bool) {
+func appendRunName(b []byte, env environ.Env, runID string) ([]byte, bool) {
 	if job := jobVarsOf(env); job.JobID != "" || job.ArrayJobID != "" {
 		b = append(b, runPrefix...)
 		b = append(b, job.cluster()...)
@@ -192,7 +190,7 @@ func appendRunName(b []byte, env Env, runID string) ([]byte, bool) {
 
 // valueOr returns the value of the variable name, or def when it is unset
 // or empty.
-func valueOr(env Env, name, def string) string {
+func valueOr(env environ.Env, name, def string) string {
 	if v, _ := env.Lookup(name); v != "" {
 		return v
 	}

@@ -26,6 +26,7 @@ import (
 
 	"github.com/spank-otel/spank-otel/detect"
 	"github.com/spank-otel/spank-otel/detect/nvidiasmi"
+	"github.com/spank-otel/spank-otel/environ"
 	"github.com/spank-otel/spank-otel/internal/taskenv"
 	"github.com/spank-otel/spank-otel/libcarrier"
 	"github.com/spank-otel/spank-otel/uuidderive"
@@ -164,7 +165,7 @@ func (c *cli) compute(stage taskenv.Stage) (string, bool) {
 	if res.Changed {
 		return res.Value, !res.Unset
 	}
-	return detect.EnvList(c.env).Lookup(libcarrier.EnvVar)
+	return environ.List(c.env).Lookup(libcarrier.EnvVar)
 }
 
 func (c *cli) taskEnv(args []string) int {
@@ -206,7 +207,7 @@ func (c *cli) decode(args []string) int {
 	var text string
 	switch len(args) {
 	case 0:
-		text, _ = detect.EnvList(c.env).Lookup(libcarrier.EnvVar)
+		text, _ = environ.List(c.env).Lookup(libcarrier.EnvVar)
 	case 1:
 		text = args[0]
 	default:
@@ -222,7 +223,7 @@ func (c *cli) detect(args []string) int {
 	if !c.noArgs("detect", args) {
 		return exitUsage
 	}
-	attrs, warnings := detect.Resource(detect.EnvList(c.env), detect.Options{
+	attrs, warnings := detect.Resource(environ.List(c.env), detect.Options{
 		CountGPUs: nvidiasmi.CountGPUs,
 	})
 	c.warn(warnings)
@@ -233,7 +234,7 @@ func (c *cli) runUUID(args []string) int {
 	if !c.noArgs("run-uuid", args) {
 		return exitUsage
 	}
-	id, ok := uuidderive.RunUUID(detect.EnvList(c.env), c.runID)
+	id, ok := uuidderive.RunUUID(environ.List(c.env), c.runID)
 	if !ok {
 		fmt.Fprintln(c.stderr, "spank-otel run-uuid: no identity: no Slurm job (SLURM_JOB_ID), no --run-id and no TORCHELASTIC_RUN_ID")
 		return exitFail

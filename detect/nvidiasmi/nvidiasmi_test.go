@@ -11,6 +11,7 @@ import (
 
 	"github.com/spank-otel/spank-otel/detect"
 	"github.com/spank-otel/spank-otel/detect/nvidiasmi"
+	"github.com/spank-otel/spank-otel/environ"
 )
 
 // fakeNvidiaSMI puts an nvidia-smi script on the process PATH, alone.
@@ -60,7 +61,7 @@ echo "  MIG 3g.20gb     Device  1: (UUID: MIG-5c8e6b9a-7777-8888-9999-aaaabbbbcc
 // A set CUDA_VISIBLE_DEVICES wins: nvidia-smi is not asked.
 func TestVisibleDevicesWin(t *testing.T) {
 	fakeNvidiaSMI(t, "echo 'GPU 0: x'; echo 'GPU 1: y'\n")
-	got := detect.Local(detect.EnvMap{"CUDA_VISIBLE_DEVICES": ""}, detect.Options{CountGPUs: nvidiasmi.CountGPUs})
+	got := detect.Local(environ.Map{"CUDA_VISIBLE_DEVICES": ""}, detect.Options{CountGPUs: nvidiasmi.CountGPUs})
 	if got["host.gpu.count"] != int64(0) {
 		t.Errorf("host.gpu.count = %v, want 0", got["host.gpu.count"])
 	}
@@ -69,7 +70,7 @@ func TestVisibleDevicesWin(t *testing.T) {
 func ExampleCountGPUs() {
 	// Plug it into the local detector; without it, host.gpu.count comes
 	// only from CUDA_VISIBLE_DEVICES.
-	attrs := detect.Local(detect.EnvMap{"CUDA_VISIBLE_DEVICES": "0,1"}, detect.Options{CountGPUs: nvidiasmi.CountGPUs})
+	attrs := detect.Local(environ.Map{"CUDA_VISIBLE_DEVICES": "0,1"}, detect.Options{CountGPUs: nvidiasmi.CountGPUs})
 	fmt.Println(attrs["host.gpu.count"])
 	// Output: 2
 }

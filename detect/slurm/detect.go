@@ -2,18 +2,12 @@ package slurm
 
 import (
 	"cmp"
-	"math/bits"
 	"slices"
 	"strconv"
 
+	"github.com/spank-otel/spank-otel/environ"
 	"github.com/spank-otel/spank-otel/libcarrier"
 )
-
-// Env is the environment the detector reads. Lookup reports the value of a
-// variable and whether it is set at all; a variable set to "" is set.
-type Env interface {
-	Lookup(key string) (string, bool)
-}
 
 // Strings returns the Slurm identity of the task whose environment is env,
 // with every value a string (integers in canonical base 10), and warnings
@@ -30,25 +24,26 @@ type Env interface {
 //
 // Entries of the carrier that cannot be parsed are ignored here without a
 // warning: they concern the whole carrier, which its reader reports.
-func Strings(env Env) (map[string]string, []libcarrier.Warning) {
-	vars := varsOf(env)
-	var v values
-	var warns []libcarrier.Warning
-	if text := vars.value(varCarrier); text != "" {
-		var buf [32]libcarrier.KeyValue
-		inherited, _ := libcarrier.AppendParse(buf[:0], text)
-		for _, kv := range inherited {
-			warns = v.inherit(kv.Key, kv.Value, warns)
-		}
+//
+// Strings is [Task.AppendStrings], the one detection, over the variables
+// of env that a [Vars] holds and the entries of its carrier.
+func Strings(env environ.Env) (map[string]string, []libcarrier.Warning) {
+	t := Task{Vars: varsOf(env)}
+	var in [32]libcarrier.KeyValue
+	inherited, _ := libcarrier.AppendParse(in[:0], t.Vars.value(varCarrier))
+	var out [NumKeys]libcarrier.KeyValue
+	kvs, warns := t.AppendStrings(out[:0], inherited)
+	m := make(map[string]string, len(kvs))
+	for _, kv := range kvs {
+		m[kv.Key] = kv.Value
 	}
-	warns = v.derive(&vars, warns)
-	return v.toMap(), warns
+	return m, warns
 }
 
 // Detect is [Strings] with the integer keys (libcarrier.IsIntegerKey:
 // slurm.array.count, slurm.nnodes, slurm.ntasks, slurm.restart_count) as
 // int64 values; every other value is a string.
-func Detect(env Env) (map[string]any, []libcarrier.Warning) {
+func Detect(env environ.Env) (map[string]any, []libcarrier.Warning) {
 	s, warns := Strings(env)
 	out := make(map[string]any, len(s))
 	for k, v := range s {
@@ -116,17 +111,6 @@ func (v *values) has(i int) bool { return v.set&(1<<i) != 0 }
 func (v *values) put(i int, value string) {
 	v.value[i] = value
 	v.set |= 1 << i
-}
-
-// toMap returns the values of v in a map. It is never nil.
-func (v *values) toMap() map[string]string {
-	m := make(map[string]string, bits.OnesCount32(v.set))
-	for i, value := range v.value {
-		if v.has(i) {
-			m[rules[i].key] = value
-		}
-	}
-	return m
 }
 
 // inherit records the inherited value of key, if key is allowlisted and

@@ -14,5 +14,6 @@
 // starts fast, this package links neither fmt nor os (the plugin's
 // cgo/deps_test.go checks it). [Vars] and [Task] are the forms of that
 // path: the variables the detector reads, in a fixed array, and results
-// appended to a slice.
+// appended to a slice. [Task.AppendStrings] is the one detection; [Strings]
+// and [Detect] wrap it for any [environ.Env].
 package slurm

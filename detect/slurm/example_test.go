@@ -6,20 +6,13 @@ import (
 	"slices"
 
 	"github.com/spank-otel/spank-otel/detect/slurm"
+	"github.com/spank-otel/spank-otel/environ"
 	"github.com/spank-otel/spank-otel/libcarrier"
 )
 
-// env is an example Env backed by a map.
-type env map[string]string
-
-func (e env) Lookup(key string) (string, bool) {
-	v, ok := e[key]
-	return v, ok
-}
-
 func ExampleStrings() {
 	// The environment of one task of step 0 of job 12345, given explicitly.
-	task := slurm.VarsList([]string{
+	task := environ.List([]string{
 		"SLURM_JOB_ID=12345",
 		"SLURM_CLUSTER_NAME=cluster-a",
 		"SLURM_JOB_NUM_NODES=2",
@@ -28,7 +21,7 @@ func ExampleStrings() {
 		"SLURMD_NODENAME=c1", // not the head node: this is a step
 		"OTEL_RESOURCE_ATTRIBUTES=slurm.job.name=pretrain%2C%20v2,service.name=ignored",
 	})
-	attrs, warnings := slurm.Strings(&task)
+	attrs, warnings := slurm.Strings(task)
 	for _, k := range slices.Sorted(maps.Keys(attrs)) {
 		fmt.Printf("%s=%s\n", k, attrs[k])
 	}
@@ -49,7 +42,7 @@ func ExampleStrings() {
 }
 
 func ExampleDetect() {
-	element := env{
+	element := environ.Map{
 		"SLURM_JOB_ID":           "103",
 		"SLURM_ARRAY_JOB_ID":     "100",
 		"SLURM_ARRAY_TASK_ID":    "3",
@@ -77,10 +70,11 @@ func ExampleIsKey() {
 	// nv.dl.rank false
 }
 
-func ExampleVarsList() {
+func ExampleVars_ReadList() {
 	// Only the variables the Slurm detector reads are kept, in a fixed
 	// array: no map of the whole environment is built.
-	env := slurm.VarsList([]string{
+	var env slurm.Vars
+	env.ReadList([]string{
 		"SLURM_JOB_ID=12345",
 		"SLURM_CLUSTER_NAME=cluster-a",
 		"HOME=/home/alice",

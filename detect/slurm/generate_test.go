@@ -17,8 +17,8 @@ var update = flag.Bool("update", false, "rewrite lookup_gen.go from the tables")
 // fixedVarNames) give; `go generate` (this test with -update) rewrites it.
 //
 // The lookups are switches, not searches of a table: the compiler's string
-// switch tells most of a task's variables apart by their length alone, and
-// a binary search of the names made VarsList 2.5 times slower.
+// switch tells most of a task's variables apart by their length alone,
+// where a search compares names (docs/performance.md).
 func TestGenerated(t *testing.T) {
 	names := slices.Clone(fixedVarNames[:])
 	var indexes [][]int

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/spank-otel/spank-otel/environ"
 	"github.com/spank-otel/spank-otel/libcarrier"
 )
 
@@ -12,32 +13,32 @@ import (
 // rules needs its case here: TestEveryKey fails for a key without one.
 var keyCases = []struct {
 	key  string
-	env  EnvMap // besides SLURM_JOB_ID=100
+	env  environ.Map // besides SLURM_JOB_ID=100
 	want string // "" for a key that is only ever inherited
 }{
-	{"nv.dl.job.uuid", EnvMap{"SLURM_CLUSTER_NAME": "c"}, jobUUID("c", "100")},
-	{"nv.dl.run.uuid", EnvMap{"TORCHELASTIC_RUN_ID": "r"}, ""},
-	{"slurm.array.count", EnvMap{"SLURM_ARRAY_TASK_COUNT": "4"}, "4"},
-	{"slurm.array.job_id", EnvMap{"SLURM_ARRAY_JOB_ID": "99", "SLURM_ARRAY_TASK_ID": "1"}, "99"},
-	{"slurm.array.sluid", EnvMap{"LENS_SLURM_ARRAY_SLUID": "as"}, "as"},
-	{"slurm.array.task_id", EnvMap{"SLURM_ARRAY_TASK_ID": "3"}, "3"},
-	{"slurm.cluster.name", EnvMap{"SLURM_CLUSTER_NAME": "c"}, "c"},
-	{"slurm.head_node.name", EnvMap{"SLURMD_NODENAME": "c1"}, "c1"},
-	{"slurm.job.account", EnvMap{"SLURM_JOB_ACCOUNT": "research"}, "research"},
-	{"slurm.job.id", EnvMap{"SLURM_ARRAY_JOB_ID": "99", "SLURM_ARRAY_TASK_ID": "1"}, "99_1"},
-	{"slurm.job.id.raw", EnvMap{"SLURM_ARRAY_JOB_ID": "99", "SLURM_ARRAY_TASK_ID": "1"}, "100"},
-	{"slurm.job.name", EnvMap{"SLURM_JOB_NAME": "train"}, "train"},
-	{"slurm.job.qos", EnvMap{"SLURM_JOB_QOS": "high"}, "high"},
-	{"slurm.job.reservation", EnvMap{"SLURM_JOB_RESERVATION": "maint"}, "maint"},
-	{"slurm.job.user", EnvMap{"SLURM_JOB_USER": "alice"}, "alice"},
-	{"slurm.nnodes", EnvMap{"SLURM_JOB_NUM_NODES": "2"}, "2"},
-	{"slurm.ntasks", EnvMap{"SLURM_NTASKS": "8"}, "8"},
-	{"slurm.partition", EnvMap{"SLURM_JOB_PARTITION": "gpu"}, "gpu"},
-	{"slurm.restart_count", EnvMap{"SLURM_RESTART_COUNT": "2"}, "2"},
-	{"slurm.segment", EnvMap{"SLURM_SEGMENT": "seg1"}, "seg1"},
-	{"slurm.sluid", EnvMap{"SLURM_JOB_SLUID": "sAWNM8RBK7JF00"}, "sAWNM8RBK7JF00"},
-	{"slurm.topology.addr", EnvMap{"SLURM_TOPOLOGY_ADDR": "sw0.c1"}, "sw0.c1"},
-	{"slurm.topology.addr_pattern", EnvMap{"SLURM_TOPOLOGY_ADDR_PATTERN": "switch.node"}, "switch.node"},
+	{"nv.dl.job.uuid", environ.Map{"SLURM_CLUSTER_NAME": "c"}, jobUUID("c", "100")},
+	{"nv.dl.run.uuid", environ.Map{"TORCHELASTIC_RUN_ID": "r"}, ""},
+	{"slurm.array.count", environ.Map{"SLURM_ARRAY_TASK_COUNT": "4"}, "4"},
+	{"slurm.array.job_id", environ.Map{"SLURM_ARRAY_JOB_ID": "99", "SLURM_ARRAY_TASK_ID": "1"}, "99"},
+	{"slurm.array.sluid", environ.Map{"LENS_SLURM_ARRAY_SLUID": "as"}, "as"},
+	{"slurm.array.task_id", environ.Map{"SLURM_ARRAY_TASK_ID": "3"}, "3"},
+	{"slurm.cluster.name", environ.Map{"SLURM_CLUSTER_NAME": "c"}, "c"},
+	{"slurm.head_node.name", environ.Map{"SLURMD_NODENAME": "c1"}, "c1"},
+	{"slurm.job.account", environ.Map{"SLURM_JOB_ACCOUNT": "research"}, "research"},
+	{"slurm.job.id", environ.Map{"SLURM_ARRAY_JOB_ID": "99", "SLURM_ARRAY_TASK_ID": "1"}, "99_1"},
+	{"slurm.job.id.raw", environ.Map{"SLURM_ARRAY_JOB_ID": "99", "SLURM_ARRAY_TASK_ID": "1"}, "100"},
+	{"slurm.job.name", environ.Map{"SLURM_JOB_NAME": "train"}, "train"},
+	{"slurm.job.qos", environ.Map{"SLURM_JOB_QOS": "high"}, "high"},
+	{"slurm.job.reservation", environ.Map{"SLURM_JOB_RESERVATION": "maint"}, "maint"},
+	{"slurm.job.user", environ.Map{"SLURM_JOB_USER": "alice"}, "alice"},
+	{"slurm.nnodes", environ.Map{"SLURM_JOB_NUM_NODES": "2"}, "2"},
+	{"slurm.ntasks", environ.Map{"SLURM_NTASKS": "8"}, "8"},
+	{"slurm.partition", environ.Map{"SLURM_JOB_PARTITION": "gpu"}, "gpu"},
+	{"slurm.restart_count", environ.Map{"SLURM_RESTART_COUNT": "2"}, "2"},
+	{"slurm.segment", environ.Map{"SLURM_SEGMENT": "seg1"}, "seg1"},
+	{"slurm.sluid", environ.Map{"SLURM_JOB_SLUID": "sAWNM8RBK7JF00"}, "sAWNM8RBK7JF00"},
+	{"slurm.topology.addr", environ.Map{"SLURM_TOPOLOGY_ADDR": "sw0.c1"}, "sw0.c1"},
+	{"slurm.topology.addr_pattern", environ.Map{"SLURM_TOPOLOGY_ADDR_PATTERN": "switch.node"}, "switch.node"},
 }
 
 // TestEveryKey checks each key of the allowlist on its own: derived from

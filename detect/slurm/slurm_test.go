@@ -2,16 +2,17 @@ package slurm
 
 import (
 	"maps"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/spank-otel/spank-otel/environ"
 	"github.com/spank-otel/spank-otel/internal/slurmtest"
 	"github.com/spank-otel/spank-otel/libcarrier"
 )
 
 // The shared fixtures under the short names the tables use.
-type EnvMap = slurmtest.Env
 
 const (
 	deleted    = slurmtest.Deleted
@@ -35,17 +36,24 @@ func sorted(m map[string]string) string { return slurmtest.Sorted(m) }
 
 func with[M ~map[string]string](m M, pairs ...string) M { return slurmtest.With(m, pairs...) }
 
+// readList returns the Vars of kv.
+func readList(kv []string) *Vars {
+	var e Vars
+	e.ReadList(kv)
+	return &e
+}
+
 func TestStrings(t *testing.T) {
 	tests := []struct {
 		name  string
-		env   EnvMap
+		env   environ.Map
 		want  map[string]string
 		warns []string // keys of the warnings, in order
 	}{
 		// Activation.
-		{"empty environment", EnvMap{}, map[string]string{}, nil},
-		{"no job id", EnvMap{"SLURM_CLUSTER_NAME": "c", "SLURMD_NODENAME": "c1"}, map[string]string{}, nil},
-		{"empty job id", EnvMap{"SLURM_JOB_ID": "", "SLURM_CLUSTER_NAME": "c", "SLURM_ARRAY_JOB_ID": "5"}, map[string]string{}, nil},
+		{"empty environment", environ.Map{}, map[string]string{}, nil},
+		{"no job id", environ.Map{"SLURM_CLUSTER_NAME": "c", "SLURMD_NODENAME": "c1"}, map[string]string{}, nil},
+		{"empty job id", environ.Map{"SLURM_JOB_ID": "", "SLURM_CLUSTER_NAME": "c", "SLURM_ARRAY_JOB_ID": "5"}, map[string]string{}, nil},
 		{"plain job", baseEnv, baseWant, nil},
 		{"every variable", fullEnv, fullWant, nil},
 		{"empty carrier", with(baseEnv, carrierVar, ""), baseWant, nil},
@@ -137,14 +145,14 @@ func TestStrings(t *testing.T) {
 			with(baseWant, "slurm.job.name", "n"), nil},
 
 		// Activation by inheritance alone.
-		{"inherited key activates without a job", EnvMap{"SLURM_CLUSTER_NAME": "c", "SLURMD_NODENAME": "c1", carrierVar: "slurm.job.id=9,nv.dl.run.uuid=R,service.name=s"},
+		{"inherited key activates without a job", environ.Map{"SLURM_CLUSTER_NAME": "c", "SLURMD_NODENAME": "c1", carrierVar: "slurm.job.id=9,nv.dl.run.uuid=R,service.name=s"},
 			map[string]string{"slurm.job.id": "9", "nv.dl.run.uuid": "R"}, nil},
-		{"inherited key with an empty job id", EnvMap{"SLURM_JOB_ID": "", carrierVar: "slurm.nnodes=2"},
+		{"inherited key with an empty job id", environ.Map{"SLURM_JOB_ID": "", carrierVar: "slurm.nnodes=2"},
 			map[string]string{"slurm.nnodes": "2"}, nil},
-		{"other inherited keys do not activate", EnvMap{carrierVar: "service.name=x,slurm.nodelist=c1,slurm.cluster=c"},
+		{"other inherited keys do not activate", environ.Map{carrierVar: "service.name=x,slurm.nodelist=c1,slurm.cluster=c"},
 			map[string]string{}, nil},
-		{"empty inherited values do not activate", EnvMap{carrierVar: "slurm.job.id=,nv.dl.job.uuid="}, map[string]string{}, nil},
-		{"invalid inherited integers do not activate", EnvMap{carrierVar: "slurm.nnodes=x"}, map[string]string{}, []string{"slurm.nnodes"}},
+		{"empty inherited values do not activate", environ.Map{carrierVar: "slurm.job.id=,nv.dl.job.uuid="}, map[string]string{}, nil},
+		{"invalid inherited integers do not activate", environ.Map{carrierVar: "slurm.nnodes=x"}, map[string]string{}, []string{"slurm.nnodes"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -164,6 +172,44 @@ func TestStrings(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestDetect(t *testing.T) {
+	got, warns := Detect(with(fullEnv, carrierVar, "slurm.ntasks=%2B016,slurm.job.id=007,nv.dl.run.uuid=R,slurm.restart_count=x"))
+	want := map[string]any{
+		"slurm.job.id":                "007",
+		"slurm.job.id.raw":            "100",
+		"slurm.array.job_id":          "100",
+		"slurm.array.task_id":         "0",
+		"slurm.array.count":           int64(1),
+		"slurm.restart_count":         int64(1),
+		"slurm.cluster.name":          "c",
+		"nv.dl.job.uuid":              jobUUID("c", "100"),
+		"nv.dl.run.uuid":              "R",
+		"slurm.job.name":              "train",
+		"slurm.partition":             "gpu",
+		"slurm.nnodes":                int64(2),
+		"slurm.ntasks":                int64(16),
+		"slurm.job.user":              "alice",
+		"slurm.job.account":           "research",
+		"slurm.job.qos":               "high",
+		"slurm.job.reservation":       "maint",
+		"slurm.segment":               "seg1",
+		"slurm.topology.addr":         "sw0.c1",
+		"slurm.topology.addr_pattern": "switch.node",
+		"slurm.head_node.name":        "c1",
+		"slurm.sluid":                 "sluid-lens",
+		"slurm.array.sluid":           "asluid-lens",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Detect =\n%v\nwant\n%v", got, want)
+	}
+	if keys := warningKeys(warns); !slices.Equal(keys, []string{"slurm.restart_count"}) {
+		t.Errorf("warnings %v", warns)
+	}
+	if got, _ := Detect(environ.Map{}); got == nil || len(got) != 0 {
+		t.Errorf("inactive Detect = %#v, want empty", got)
 	}
 }
 
@@ -204,14 +250,12 @@ func TestStringsTaskEnv(t *testing.T) {
 		"slurm.topology.addr_pattern": "node",
 		"nv.dl.job.uuid":              jobUUID("cluster-a", "4242"),
 	}
-	vars := VarsList(taskEnv(t))
-	got, warns := Strings(&vars)
+	got, warns := Strings(readList(taskEnv(t)))
 	if !maps.Equal(got, want) || warns != nil {
 		t.Errorf("Strings =\n%v %v\nwant\n%v", sorted(got), warns, sorted(want))
 	}
 	// The batch step's head node comes in through the carrier.
-	vars = VarsList(taskEnvWithCarrier(t))
-	got, warns = Strings(&vars)
+	got, warns = Strings(readList(taskEnvWithCarrier(t)))
 	if want := with(want, "slurm.head_node.name", "c1"); !maps.Equal(got, want) || warns != nil {
 		t.Errorf("with the carrier: Strings =\n%v %v\nwant\n%v", sorted(got), warns, sorted(want))
 	}
@@ -251,18 +295,47 @@ func BenchmarkStrings(b *testing.B) {
 		b.Run(bc.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				env := VarsList(bc.kv)
+				var env Vars
+				env.ReadList(bc.kv)
 				_, _ = Strings(&env)
 			}
 		})
 	}
 }
 
-func BenchmarkVarsList(b *testing.B) {
+func BenchmarkReadList(b *testing.B) {
 	kv := taskEnvWithCarrier(b)
+	var env Vars
 	b.ReportAllocs()
 	for b.Loop() {
-		_ = VarsList(kv)
+		env.ReadList(kv)
+	}
+}
+
+// BenchmarkStringsMap is BenchmarkStrings over an Env held in a map, as a
+// Go program that is not the plugin has one.
+func BenchmarkStringsMap(b *testing.B) {
+	for _, bc := range []struct {
+		name string
+		kv   []string
+	}{
+		{"task", taskEnv(b)},
+		{"task+carrier25", taskEnvWithCarrier(b)},
+	} {
+		env := environ.List(bc.kv)
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				_, _ = Strings(env)
+			}
+		})
+		// What a task pays in all: building the map from envp, then detecting.
+		b.Run(bc.name+"/List", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				_, _ = Strings(environ.List(bc.kv))
+			}
+		})
 	}
 }
 func TestCanonical(t *testing.T) {

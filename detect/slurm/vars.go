@@ -1,6 +1,7 @@
 package slurm
 
 import (
+	"github.com/spank-otel/spank-otel/environ"
 	"github.com/spank-otel/spank-otel/internal/strs"
 	"github.com/spank-otel/spank-otel/libcarrier"
 )
@@ -46,63 +47,20 @@ var _ [64 - numVars]struct{}
 // fixed set of about thirty SLURM_*, SLURMD_*, LENS_*, NV_LAUNCH_* and
 // TORCHELASTIC_* variables. Every other variable is unset in a Vars.
 //
-// [VarsList] fills a fixed array and does not allocate, where a map of the
-// whole environment would: it is the Env of the per-task path. The zero
-// Vars is an empty environment.
+// [Vars.ReadList] fills a fixed array and does not allocate, where a map
+// of the whole environment would: a *Vars is the [environ.Env] of the
+// per-task path. The zero Vars is an empty environment.
 type Vars struct {
 	values [numVars]string
 	set    uint64 // bit i: values[i] is set
 	step   stepOverride
 }
 
-// stepOverride is what SetInStep fixed; stepFromEnv until it is called.
-type stepOverride int8
-
-const (
-	stepFromEnv stepOverride = iota
-	stepJobLevel
-	stepInStep
-)
-
-// SetInStep fixes what [Vars.InStep] reports, whatever the step
-// variables say. The detector writes slurm.head_node.name only at the job
-// level, and a caller that also decides about other keys by the stage (the
-// plugin writes the topology only in a step) must make both decisions from
-// one answer.
-func (e *Vars) SetInStep(inStep bool) {
-	e.step = stepJobLevel
-	if inStep {
-		e.step = stepInStep
-	}
-}
-
-// InStep is the function [InStep] for e, unless [Vars.SetInStep] has fixed
-// the answer.
-func (e *Vars) InStep() bool {
-	switch e.step {
-	case stepJobLevel:
-		return false
-	case stepInStep:
-		return true
-	}
-	id := e.value(varStepID)
-	if id == "" {
-		id = e.value(varStepIDOld)
-	}
-	return isStepID(id)
-}
-
-// VarsList returns the Vars of "NAME=value" entries, such as the envp of
-// execve: an entry without '=' is ignored, and the first occurrence of a
-// name wins, as for getenv(3). Values share memory with kv.
-func VarsList(kv []string) Vars {
-	var e Vars
-	e.ReadList(kv)
-	return e
-}
-
-// ReadList sets e to the Vars of kv, as [VarsList] returns it, in place:
-// a Vars is about 500 bytes, and the per-task path keeps it off the stack.
+// ReadList sets e to the variables of kv, "NAME=value" entries such as
+// the envp of execve, that a Vars holds: an entry without '=' is ignored,
+// and the first occurrence of a name wins, as for getenv(3) and
+// [environ.List]. Values share memory with kv. It works in place, so that
+// the per-task path can keep the Vars off the stack.
 func (e *Vars) ReadList(kv []string) {
 	*e = Vars{}
 	for _, entry := range kv {
@@ -117,7 +75,7 @@ func (e *Vars) ReadList(kv []string) {
 }
 
 // varsOf returns the Vars of env: the variables of env that a Vars holds.
-func varsOf(env Env) Vars {
+func varsOf(env environ.Env) Vars {
 	if e, ok := env.(*Vars); ok {
 		return *e
 	}

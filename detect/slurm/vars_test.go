@@ -3,12 +3,16 @@ package slurm
 import (
 	"maps"
 	"slices"
+	"strings"
 	"testing"
 
+	"github.com/spank-otel/spank-otel/environ"
+	"github.com/spank-otel/spank-otel/internal/slurmtest"
 	"github.com/spank-otel/spank-otel/libcarrier"
+	"github.com/spank-otel/spank-otel/uuidderive"
 )
 
-func TestVarsList(t *testing.T) {
+func TestReadList(t *testing.T) {
 	tests := []struct {
 		name  string
 		kv    []string
@@ -31,7 +35,7 @@ func TestVarsList(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			env := VarsList(tt.kv)
+			env := readList(tt.kv)
 			if v, ok := env.Lookup(tt.key); v != tt.value || ok != tt.ok {
 				t.Errorf("Lookup(%q) = %q, %v; want %q, %v", tt.key, v, ok, tt.value, tt.ok)
 			}
@@ -43,15 +47,16 @@ func TestVarsList(t *testing.T) {
 	}
 }
 
-func TestVarsListAllocations(t *testing.T) {
+func TestReadListAllocations(t *testing.T) {
 	kv := taskEnvWithCarrier(t)
-	if got := testing.AllocsPerRun(100, func() { _ = VarsList(kv) }); got != 0 {
-		t.Errorf("VarsList: %v allocations, want 0", got)
+	var env Vars
+	if got := testing.AllocsPerRun(100, func() { env.ReadList(kv) }); got != 0 {
+		t.Errorf("ReadList: %v allocations, want 0", got)
 	}
 }
 
 func TestVarsOf(t *testing.T) {
-	env := EnvMap{"SLURM_JOB_ID": "7", "SLURM_ARRAY_TASK_ID": "", "HOME": "/root"}
+	env := environ.Map{"SLURM_JOB_ID": "7", "SLURM_ARRAY_TASK_ID": "", "HOME": "/root"}
 	se := varsOf(env)
 	for _, name := range varNames {
 		want, wantOK := env.Lookup(name)
@@ -65,7 +70,7 @@ func TestVarsOf(t *testing.T) {
 	if again := varsOf(&se); again != se {
 		t.Errorf("varsOf(Vars) = %+v, want %+v", again, se)
 	}
-	if got := varsOf(EnvMap{}); got != (Vars{}) {
+	if got := varsOf(environ.Map{}); got != (Vars{}) {
 		t.Errorf("varsOf(empty) = %+v", got)
 	}
 }
@@ -74,7 +79,7 @@ func TestVarsOf(t *testing.T) {
 // it is the only one set.
 func TestVarNames(t *testing.T) {
 	for _, name := range varNames {
-		env := VarsList([]string{name + "=v"})
+		env := readList([]string{name + "=v"})
 		for _, other := range varNames {
 			v, ok := env.Lookup(other)
 			if want := other == name; ok != want || (ok && v != "v") {
@@ -131,7 +136,7 @@ func TestAppendStrings(t *testing.T) {
 // ReadList and AppendStrings start from nothing.
 func TestTask(t *testing.T) {
 	kv := taskEnvWithCarrier(t)
-	env := VarsList(kv)
+	env := *readList(kv)
 	text, _ := env.Lookup(libcarrier.EnvVar)
 	inherited, _ := libcarrier.AppendParse(nil, text)
 	fresh := Task{Vars: env}
@@ -151,7 +156,7 @@ func TestTask(t *testing.T) {
 }
 
 func TestAppendStringsAllocations(t *testing.T) {
-	task := &Task{Vars: VarsList(taskEnvWithCarrier(t))}
+	task := &Task{Vars: *readList(taskEnvWithCarrier(t))}
 	text, _ := task.Vars.Lookup(libcarrier.EnvVar)
 	inherited, _ := libcarrier.AppendParse(nil, text)
 	buf := make([]libcarrier.KeyValue, 0, NumKeys)
@@ -175,12 +180,12 @@ func TestKeyIndex(t *testing.T) {
 func TestSetInStep(t *testing.T) {
 	for _, stepID := range []string{"", "0", "-5"} {
 		for _, inStep := range []bool{false, true} {
-			env := VarsList([]string{"SLURM_JOB_ID=9", "SLURMD_NODENAME=c1", "SLURM_STEP_ID=" + stepID})
+			env := readList([]string{"SLURM_JOB_ID=9", "SLURMD_NODENAME=c1", "SLURM_STEP_ID=" + stepID})
 			env.SetInStep(inStep)
 			if got := env.InStep(); got != inStep {
 				t.Errorf("SLURM_STEP_ID=%q, SetInStep(%v): InStep() = %v", stepID, inStep, got)
 			}
-			task := Task{Vars: env}
+			task := Task{Vars: *env}
 			got, _ := task.AppendStrings(nil, nil)
 			head := false
 			for _, kv := range got {
@@ -191,4 +196,144 @@ func TestSetInStep(t *testing.T) {
 			}
 		}
 	}
+}
+
+// recorder is an Env that records every variable looked up in it.
+type recorder struct {
+	env  environ.Env
+	read map[string]bool
+}
+
+func (r recorder) Lookup(name string) (string, bool) {
+	r.read[name] = true
+	return r.env.Lookup(name)
+}
+
+// slurmEnvVariants are environments that lead the Slurm detector and the
+// UUID derivations down each of their paths.
+func slurmEnvVariants(tb testing.TB) []environ.Map {
+	tb.Helper()
+	return []environ.Map{
+		{},
+		baseEnv,
+		fullEnv,
+		with(fullEnv, "SLURM_STEP_ID", "0"),
+		with(fullEnv, "SLURM_STEPID", "3"),
+		with(fullEnv, "SLURM_STEP_ID", "", "SLURM_STEPID", ""),
+		// Fallback names.
+		with(fullEnv, "SLURM_JOB_PARTITION", deleted, "SLURM_JOB_NUM_NODES", "",
+			"LENS_SLURM_SLUID", deleted, "LENS_SLURM_ARRAY_SLUID", ""),
+		// Array jobs.
+		with(baseEnv, "SLURM_JOB_ID", "101", "SLURM_ARRAY_JOB_ID", "100", "SLURM_ARRAY_TASK_ID", "1", "SLURM_ARRAY_TASK_COUNT", "4"),
+		with(baseEnv, "SLURM_ARRAY_TASK_ID", "3"),
+		with(baseEnv, "SLURM_ARRAY_JOB_ID", "100"),
+		// Torchelastic, with and without a Slurm job.
+		with(baseEnv, "TORCHELASTIC_RESTART_COUNT", "2", "TORCHELASTIC_RUN_ID", "r"),
+		{"TORCHELASTIC_RUN_ID": "r", "TORCHELASTIC_RESTART_COUNT": "1"},
+		{"TORCHELASTIC_RUN_ID": "r"},
+		{"SLURM_ARRAY_JOB_ID": "100", "SLURM_ARRAY_TASK_ID": "2", "TORCHELASTIC_RESTART_COUNT": "1"},
+		// Invalid integers, locally and inherited.
+		with(fullEnv, "SLURM_NTASKS", "x", "SLURM_RESTART_COUNT", "y", "SLURM_ARRAY_TASK_COUNT", "z", "SLURM_JOB_NUM_NODES", "w"),
+		with(baseEnv, carrierVar, "slurm.ntasks=x,slurm.nnodes=2,nv.dl.job.uuid=U,nv.dl.run.uuid=R"),
+		// Inherited keys only.
+		{carrierVar: "slurm.job.id=9,service.name=s"},
+		environ.List(taskEnv(tb)),
+		environ.List(taskEnvWithCarrier(tb)),
+	}
+}
+
+// TestVarsHoldWhatDetectorsRead guards Vars, which reports every
+// variable it does not hold as unset: if the Slurm detector or a UUID
+// derivation starts to read another variable, this test fails until
+// Vars holds it too. It also keeps Vars from holding more.
+//
+// The Slurm detector reads a Vars by variable index, so it can only read
+// what a Vars holds: the carrier, the step ids, the variables of its
+// rules, and those of the job UUID. Package uuidderive looks variables
+// up by name, and a Vars is meant to serve it too.
+func TestVarsHoldWhatDetectorsRead(t *testing.T) {
+	read := map[string]bool{}
+	for _, i := range []int{varCarrier, varStepID, varStepIDOld} {
+		read[varNames[i]] = true
+	}
+	for _, r := range rules {
+		for _, name := range r.vars {
+			read[name] = true
+		}
+	}
+	for _, env := range slurmEnvVariants(t) {
+		r := recorder{env: env, read: read}
+		for _, runID := range []string{"", "run-1"} {
+			uuidderive.JobName(r)
+			uuidderive.JobUUID(r)
+			uuidderive.RunName(r, runID)
+			uuidderive.RunUUID(r, runID)
+		}
+	}
+	for name := range read {
+		if v, ok := readList([]string{name + "=v"}).Lookup(name); v != "v" || !ok {
+			t.Errorf("a detector reads %s, which Vars does not hold", name)
+		}
+	}
+	for _, name := range varNames {
+		if !read[name] {
+			t.Errorf("Vars holds %s, which no detector reads", name)
+		}
+	}
+}
+
+// list returns env as "NAME=value" entries, in name order.
+func list(env environ.Map) []string {
+	var kv []string
+	for _, name := range slices.Sorted(maps.Keys(env)) {
+		kv = append(kv, name+"="+env[name])
+	}
+	return kv
+}
+
+// checkReadList checks that ReadList reads kv as environ.List does, for
+// the variables a Vars holds, and that the job UUID the detector derives
+// from a Vars by index is the one package uuidderive derives by name.
+func checkReadList(t *testing.T, kv []string) {
+	t.Helper()
+	full := environ.List(kv)
+	slim := readList(kv)
+	if got := varsOf(full); got != *slim {
+		t.Fatalf("env %q: ReadList = %+v, varsOf(environ.List) = %+v", kv, *slim, got)
+	}
+	got, _ := Strings(slim)
+	inherited, _ := libcarrier.Parse(full[carrierVar])
+	if uuid, ok := got["nv.dl.job.uuid"]; ok && inherited["nv.dl.job.uuid"] == "" {
+		if want := uuidderive.JobUUID(full).String(); uuid != want {
+			t.Fatalf("env %q: nv.dl.job.uuid %s, uuidderive.JobUUID %s", kv, uuid, want)
+		}
+	}
+}
+
+func TestReadListMatchesEnviron(t *testing.T) {
+	for _, env := range slurmEnvVariants(t) {
+		checkReadList(t, list(env))
+	}
+	// Repeated names and entries without '=': the first occurrence wins.
+	checkReadList(t, []string{"SLURM_JOB_ID=1", "SLURM_JOB_ID=2", "SLURM_CLUSTER_NAME", "SLURM_CLUSTER_NAME=c",
+		"OTEL_RESOURCE_ATTRIBUTES=slurm.job.name=a", "OTEL_RESOURCE_ATTRIBUTES=slurm.job.name=b",
+		"SLURM_STEP_ID=", "SLURM_STEP_ID=4", "SLURMD_NODENAME=n"})
+	checkReadList(t, append(taskEnvWithCarrier(t), "SLURM_JOB_ID=other", "SLURM_TOPOLOGY_ADDR=other"))
+}
+
+// fuzzNames are the names that FuzzReadList's environments are made of:
+// every variable Vars holds, and a few it does not.
+var fuzzNames = append(slices.Clone(varNames[:]), "SLURM_JOBID", "HOME", "SLURM_JOB_I", "SLURM_JOB_IDX")
+
+func FuzzReadList(f *testing.F) {
+	f.Add("B77\nFspank\nV3\nL4\nK2\nSc2\nTnode\nNalice")
+	f.Add("B101\nC100\nD3\nE4\nFc\nXsl\nYnv\nZa\n[b\n\\2\n]r")
+	f.Add("B101\nD\nFc\nH\nI\nJx\nK\nM-1\nW0")
+	f.Add("Aslurm.job.id=9,nv.dl.run.uuid=R,service.name=s\nFc")
+	f.Add("B7\nAslurm.ntasks=lots,slurm.nnodes=+02,a=%2C\nLx\nK1e3\nA=ignored")
+	f.Add("B1\nB2\nA\nAslurm.job.name=x\nSLURM_JOB_ID\n=\n^HOME")
+	f.Add(strings.Join(taskEnvWithCarrier(f), "\n"))
+	f.Fuzz(func(t *testing.T, text string) {
+		checkReadList(t, slurmtest.LinesEnv(fuzzNames, text))
+	})
 }

@@ -15,32 +15,9 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/spank-otel/spank-otel/environ"
 	"github.com/spank-otel/spank-otel/libcarrier"
 )
-
-// Env is an environment held in a map, as detect.EnvMap: a key that is
-// absent is unset.
-type Env map[string]string
-
-// EnvList returns the Env of "NAME=value" entries by the rules of
-// detect.EnvList and getenv(3): an entry without '=' is ignored, and the
-// first occurrence of a name wins.
-func EnvList(kv []string) Env {
-	m := make(Env, len(kv))
-	for _, entry := range kv {
-		name, value, ok := strings.Cut(entry, "=")
-		if _, seen := m[name]; ok && !seen {
-			m[name] = value
-		}
-	}
-	return m
-}
-
-// Lookup returns e[key] and whether key is present.
-func (e Env) Lookup(key string) (string, bool) {
-	v, ok := e[key]
-	return v, ok
-}
 
 // CarrierVar is OTEL_RESOURCE_ATTRIBUTES, to keep tables short.
 const CarrierVar = "OTEL_RESOURCE_ATTRIBUTES"
@@ -73,7 +50,7 @@ func JobUUID(cluster, key string) string {
 // BaseEnv is the smallest environment of a plain job, and BaseWant what the
 // detector yields for it.
 var (
-	BaseEnv  = Env{"SLURM_JOB_ID": "100", "SLURM_CLUSTER_NAME": "c"}
+	BaseEnv  = environ.Map{"SLURM_JOB_ID": "100", "SLURM_CLUSTER_NAME": "c"}
 	BaseWant = map[string]string{
 		"slurm.job.id":        "100",
 		"slurm.job.id.raw":    "100",
@@ -89,7 +66,7 @@ var (
 // FullEnv sets every variable the detector reads, outside a step, and
 // FullWant is what the detector yields for it.
 var (
-	FullEnv = Env{
+	FullEnv = environ.Map{
 		"SLURM_JOB_ID":                "100",
 		"SLURM_CLUSTER_NAME":          "c",
 		"SLURM_JOB_NAME":              "train",
@@ -202,4 +179,53 @@ func Sorted[M ~map[string]string](m M) string {
 		b.WriteString("\t" + k + "=" + m[k] + "\n")
 	}
 	return b.String()
+}
+
+// LinesEnv turns a fuzz input into a task environment: each line that
+// starts with a byte from 'A' on picks a name of names by that byte,
+// followed by the rest of the line as the value; any other line is an
+// entry as it is. The fuzz targets that share it stay short and can reach
+// every variable they name, each with its own list.
+func LinesEnv(names []string, text string) []string {
+	var kv []string
+	for line := range strings.SplitSeq(text, "\n") {
+		if line != "" && line[0] >= 'A' && int(line[0]-'A') < len(names) {
+			kv = append(kv, names[line[0]-'A']+"="+line[1:])
+			continue
+		}
+		kv = append(kv, line)
+	}
+	return kv
+}
+
+// AddTaskSeeds adds to f the seeds of the fuzz targets that feed the
+// per-task computation hostile task environments (cgo's FuzzTaskEnv
+// through the library's export, test/sdkinterop's FuzzTaskEnvSDK through
+// the SDK's parser): each is the inherited carrier, the job id, the node
+// and the step id that [TaskFuzzEnv] builds a task from.
+func AddTaskSeeds(f *testing.F) {
+	for _, seed := range [...][4]string{
+		{"user.team=ml%2Cinfra", "77", "c1", "0"},
+		{"a=1,,b = 2 ,c=%", "", "", ""},
+		{"slurm.ntasks=x,slurm.job.id=9", "77_3", "c\xff", ""},
+		{"k=\xff", "1", "n", "1"},
+		{"=,=,,", "-1", "", "batch"},
+		{"a=%zz%2", "007", "node with spaces", "0"},
+		{"x=a+b%20c,y=%E6%97%A5", "1", "c\t1", "2"},
+		{strings.Repeat("k=v,", 1000), "1", "c1", "0"},
+	} {
+		f.Add(seed[0], seed[1], seed[2], seed[3])
+	}
+}
+
+// TaskFuzzEnv returns the environment of a task that inherits the carrier
+// inherited, of job jobID on node node in step stepID. The job id is its
+// task count too and the node its cluster and topology, so that one input
+// reaches integer keys, the job UUID and the stage-dependent keys.
+func TaskFuzzEnv(inherited, jobID, node, stepID string) []string {
+	return []string{
+		CarrierVar + "=" + inherited, "SLURM_JOB_ID=" + jobID, "SLURMD_NODENAME=" + node,
+		"SLURM_STEP_ID=" + stepID, "SLURM_TOPOLOGY_ADDR=" + node, "SLURM_NTASKS=" + jobID,
+		"SLURM_CLUSTER_NAME=" + node,
+	}
 }

@@ -1,9 +1,9 @@
 // Package strs holds the few functions of package strings that the
 // per-task library needs. Package strings imports unicode, whose
-// initialisation builds maps in every process that links it: in the helper
-// process that each Slurm task starts, that was 2% of the task's start-up
-// cost (make bench). The packages on the task path use these instead, and
-// cgo/deps_test.go keeps strings and unicode off it.
+// initialisation builds maps in every process that links it, the helper
+// process of every Slurm task included (docs/performance.md). The
+// packages on the task path use these instead, and cgo/deps_test.go keeps
+// strings and unicode off it.
 package strs
 
 import (

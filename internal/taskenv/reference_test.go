@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/spank-otel/spank-otel/detect"
 	"github.com/spank-otel/spank-otel/detect/slurm"
+	"github.com/spank-otel/spank-otel/environ"
 	"github.com/spank-otel/spank-otel/internal/slurmtest"
 	"github.com/spank-otel/spank-otel/libcarrier"
 )
@@ -17,21 +17,22 @@ import (
 // detector's map merged into it, and FormatStrings. Compute must agree with
 // it on every input.
 func reference(env []string, opts Options) Result {
-	vars := detect.EnvList(env)
 	// A stage is forced by editing the step variables, which the detector
-	// then reads as the plugin's step decision.
+	// then reads as the plugin's step decision: the first occurrence of a
+	// name wins.
+	edited := env
 	switch opts.Stage {
 	case StageBatch:
-		copied := maps.Clone(vars)
-		delete(copied, "SLURM_STEP_ID")
-		delete(copied, "SLURM_STEPID")
-		vars = copied
+		edited = slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
+			return strings.HasPrefix(kv, "SLURM_STEP_ID=") || strings.HasPrefix(kv, "SLURM_STEPID=")
+		})
 	case StageTask:
-		copied := maps.Clone(vars)
-		copied["SLURM_STEP_ID"] = "0"
-		vars = copied
+		edited = append([]string{"SLURM_STEP_ID=0"}, env...)
 	}
-	inStep := slurm.InStep(vars)
+	vars := environ.List(edited)
+	var step slurm.Vars
+	step.ReadList(edited)
+	inStep := step.InStep()
 
 	inheritedText, inheritedSet := vars.Lookup(libcarrier.EnvVar)
 	inherited, dropped := libcarrier.Parse(inheritedText)
@@ -39,7 +40,7 @@ func reference(env []string, opts Options) Result {
 	repair := len(dropped) > 0
 	// The detector reads the repaired carrier, as Compute's does.
 	repaired, _ := libcarrier.FormatStrings(inherited)
-	identity, warnings := slurm.Strings(with(vars, libcarrier.EnvVar, repaired))
+	identity, warnings := slurm.Strings(slurmtest.With(vars, libcarrier.EnvVar, repaired))
 	if len(identity) == 0 {
 		return Result{Warnings: warnings}
 	}
@@ -154,7 +155,7 @@ func TestComputeMatchesReference(t *testing.T) {
 }
 
 // computeNames are the names that FuzzComputeMatchesReference's
-// environments are made of.
+// environments are made of (slurmtest.LinesEnv).
 var computeNames = []string{
 	libcarrier.EnvVar, "SLURM_JOB_ID", "SLURM_ARRAY_JOB_ID", "SLURM_ARRAY_TASK_ID", "SLURM_ARRAY_TASK_COUNT",
 	"SLURM_CLUSTER_NAME", "SLURM_JOB_NAME", "SLURM_JOB_PARTITION", "SLURM_PARTITION", "SLURM_JOB_NUM_NODES",
@@ -163,21 +164,6 @@ var computeNames = []string{
 	"SLURMD_NODENAME", "SLURM_STEP_ID", "SLURM_STEPID", "LENS_SLURM_SLUID", "NV_LAUNCH_SLUID",
 	"LENS_SLURM_ARRAY_SLUID", "NV_LAUNCH_ARRAY_SLUID", "TORCHELASTIC_RESTART_COUNT", "TORCHELASTIC_RUN_ID",
 	"HOME", "SLURM_JOBID",
-}
-
-// fuzzEnv turns text into an environment: each line that starts with a
-// byte from 'A' on picks a name of computeNames by that byte, followed by
-// the rest of the line as the value; any other line is an entry as it is.
-func fuzzEnv(text string) []string {
-	var env []string
-	for _, line := range strings.Split(text, "\n") {
-		if line != "" && line[0] >= 'A' && int(line[0]-'A') < len(computeNames) {
-			env = append(env, computeNames[line[0]-'A']+"="+line[1:])
-			continue
-		}
-		env = append(env, line)
-	}
-	return env
 }
 
 func FuzzComputeMatchesReference(f *testing.F) {
@@ -195,13 +181,6 @@ func FuzzComputeMatchesReference(f *testing.F) {
 		if exclude != "" {
 			ex = strings.Split(exclude, ",")
 		}
-		checkReference(t, fuzzEnv(text), ex)
+		checkReference(t, slurmtest.LinesEnv(computeNames, text), ex)
 	})
-}
-
-// with returns a copy of env with name set to value.
-func with(env detect.EnvMap, name, value string) detect.EnvMap {
-	out := maps.Clone(env)
-	out[name] = value
-	return out
 }

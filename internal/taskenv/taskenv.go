@@ -35,8 +35,8 @@ type Stage int
 const (
 	// StageAuto takes the stage from the environment: a task is in a step
 	// when SLURM_STEP_ID or SLURM_STEPID names a regular step (see
-	// slurm.InStep); the batch script and Slurm's other special steps are
-	// at the job level.
+	// slurm.Vars.InStep); the batch script and Slurm's other special steps
+	// are at the job level.
 	StageAuto Stage = iota
 	// StageBatch treats the task as the batch script: the head node is
 	// written, the topology is not.
@@ -93,15 +93,14 @@ type Result struct {
 
 // scratch holds the fixed-size state of one Compute: the task's Slurm
 // variables, the detected values, and room for the entry lists and the
-// strings built, together about 8.5 KB in one heap allocation; only the
-// pages written are touched. The plugin calls Compute once, in a
-// new process, from C, and both other places cost more there:
+// strings built, in one heap allocation; only the pages written are
+// touched. The plugin calls Compute once, in a new process, from C, and
+// both other places cost more there (docs/performance.md has the figures):
 //   - on the stack: a call from C starts on a 4 KB goroutine stack, and a
-//     path that does not fit it makes the runtime grow it, which cost
-//     34 us of a call of about 110 (cgo's TestTaskPathStack guards it);
+//     path that does not fit it makes the runtime grow it (cgo's
+//     TestTaskPathStack guards it);
 //   - in one allocation per list or string: each size of allocation takes
-//     a new heap span, on pages the process has never touched; three lists
-//     in this one allocation saved 11 us, and the two strings 8 us more.
+//     a new heap span, on pages the process has never touched.
 //
 // The lists grow on the heap by append past this room: a hostile carrier
 // with thousands of entries costs only its own allocations.

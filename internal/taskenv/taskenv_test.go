@@ -197,7 +197,7 @@ func TestComputeIsAFixedPoint(t *testing.T) {
 	for _, env := range [][]string{step(), batch(), step("OTEL_RESOURCE_ATTRIBUTES=u=1%2C2")} {
 		first := taskenv.Compute(env, taskenv.Options{})
 		assert.Assert(t, first.Changed)
-		// EnvList keeps the first occurrence, so put the new value first.
+		// The first occurrence wins, so put the new value first.
 		second := taskenv.Compute(append([]string{"OTEL_RESOURCE_ATTRIBUTES=" + first.Value}, env...), taskenv.Options{})
 		assert.Assert(t, !second.Changed, "second pass changed %q to %q", first.Value, second.Value)
 	}

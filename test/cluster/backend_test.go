@@ -125,14 +125,12 @@ func findSpans(t testing.TB, base string, q url.Values) []jaegerSpan {
 // waitSpans polls until want spans match or 30 s have passed.
 func waitSpans(t testing.TB, base string, q url.Values, want int) []jaegerSpan {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		spans := findSpans(t, base, q)
-		if len(spans) >= want || time.Now().After(deadline) {
-			return spans
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
+	var spans []jaegerSpan
+	waitFor(30*time.Second, 500*time.Millisecond, func() bool {
+		spans = findSpans(t, base, q)
+		return len(spans) >= want
+	})
+	return spans
 }
 
 // probeJob runs one sbatch job on two nodes whose steps run each probe in

@@ -24,6 +24,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -145,6 +146,54 @@ func collect(t testing.TB, tag string) []task {
 		tasks = append(tasks, tk)
 	}
 	sort.Slice(tasks, func(i, j int) bool { return tasks[i].name < tasks[j].name })
+	return tasks
+}
+
+// waitFor calls done every interval until it reports true, and reports
+// whether it did within timeout. done is called at least once, and once
+// more after timeout has passed, so that a slow poll still has its last
+// look.
+func waitFor(timeout, interval time.Duration, done func() bool) bool {
+	deadline := time.Now().Add(timeout)
+	for {
+		if done() {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(interval)
+	}
+}
+
+// jobEnd waits until job has ended and returns its final state, such as
+// COMPLETED or FAILED, and its exit code ("0:0"); it fails the test when
+// the job has not ended within timeout.
+func jobEnd(t testing.TB, job string, timeout time.Duration) (state, exitCode string) {
+	t.Helper()
+	ended := waitFor(timeout, 300*time.Millisecond, func() bool {
+		out := alice(t, fmt.Sprintf("scontrol show job %s -o | grep -o 'JobState=[A-Z_]* .*ExitCode=[0-9:]*' | sed 's/ .*ExitCode=/ /'", job))
+		st, code, _ := strings.Cut(strings.TrimSpace(out), " ")
+		state, exitCode = strings.TrimPrefix(st, "JobState="), code
+		switch state {
+		case "", "PENDING", "CONFIGURING", "RUNNING", "COMPLETING":
+			return false
+		}
+		return true
+	})
+	if !ended {
+		t.Fatalf("job %s still %q after %v", job, state, timeout)
+	}
+	return state, exitCode
+}
+
+// collectN is collect that fails the test unless tag holds want tasks.
+func collectN(t testing.TB, tag string, want int) []task {
+	t.Helper()
+	tasks := collect(t, tag)
+	if len(tasks) != want {
+		t.Fatalf("got %d tasks, want %d: %v", len(tasks), want, names(tasks))
+	}
 	return tasks
 }
 

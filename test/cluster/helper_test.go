@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The test-only pieces in the node images (test/spankprobe, test/faultlib,
@@ -72,16 +73,12 @@ func TestTaskProcessUntouched(t *testing.T) {
 		"zz-probe.conf": "required " + probeSo + " role=probe name=AFTER",
 	})
 	tag := outDir(t)
-	alice(t, submit(fmt.Sprintf(`sbatch --wait -N2 -n4 -o /shared/out/%[1]s/slurm.out <<'EOF'
+	tasks := runJob(t, tag, 9, fmt.Sprintf(`sbatch --wait -N2 -n4 -o /shared/out/%[1]s/slurm.out <<'EOF'
 #!/bin/bash
 env -0 > /shared/out/%[1]s/$SLURM_JOB_ID.batch.env
 srun -N2 -n4 -o /shared/out/%[1]s/on.%%s.%%t.env env -0
 srun --otel-attrs=off -N2 -n4 -o /shared/out/%[1]s/off.%%s.%%t.env env -0
-EOF`, tag)))
-	tasks := collect(t, tag)
-	if len(tasks) != 9 {
-		t.Fatalf("got %d tasks, want 9: %v", len(tasks), names(tasks))
-	}
+EOF`, tag))
 	offFDs := map[string]int{} // node → descriptors of a task with the plugin off
 	for _, tk := range tasks {
 		if strings.HasPrefix(tk.name, "off.") {
@@ -134,12 +131,7 @@ func TestGoRuntimeInHelper(t *testing.T) {
 	withStack(t, map[string]string{"zz-probe.conf": "required " + probeSo + " role=probe name=AFTER"})
 	tag := outDir(t)
 	mark := logMark(t)
-	out := alice(t, submit(fmt.Sprintf(`srun -N1 -n1 -c2 -o /shared/out/%s/task.env env -0; echo "job=$SLURM_JOB_ID"`, tag)))
-	_ = out
-	tasks := collect(t, tag)
-	if len(tasks) != 1 {
-		t.Fatalf("got %d tasks", len(tasks))
-	}
+	tasks := runJob(t, tag, 1, fmt.Sprintf(`srun -N1 -n1 -c2 -o /shared/out/%s/task.env env -0`, tag))
 	cpus, _ := strconv.Atoi(probeOf(t, tasks[0], "AFTER")["cpus"])
 	if cpus < 2 {
 		t.Fatalf("the task's CPU mask has %d CPUs; the test needs at least 2", cpus)
@@ -177,15 +169,11 @@ func TestContainerPlugin(t *testing.T) {
 	withStack(t, map[string]string{"00-container.conf": "required " + probeSo + " role=container image_env=" + imageEnv + " forge_proc=" + evilLib})
 	asRoot(t, "rm -f "+evilMarker, strings.Fields(computeNodes)...)
 	tag := outDir(t)
-	alice(t, submit(fmt.Sprintf(`sbatch --wait -N2 -n2 -o /shared/out/%[1]s/slurm.out <<'EOF'
+	tasks := runJob(t, tag, 3, fmt.Sprintf(`sbatch --wait -N2 -n2 -o /shared/out/%[1]s/slurm.out <<'EOF'
 #!/bin/bash
 env -0 > /shared/out/%[1]s/$SLURM_JOB_ID.batch.env
 srun -N2 -n2 -o /shared/out/%[1]s/%%j.%%s.%%t.env env -0
-EOF`, tag)))
-	tasks := collect(t, tag)
-	if len(tasks) != 3 {
-		t.Fatalf("got %d tasks, want 3: %v", len(tasks), names(tasks))
-	}
+EOF`, tag))
 	for _, tk := range tasks {
 		if got := tk.env["SPANK_CONTAINER"]; got != "ok" {
 			t.Errorf("%s: the container-like plugin failed: %q", tk.name, got)
@@ -224,7 +212,7 @@ func helperFaults(t *testing.T, m *matrix) {
 	for _, c := range cases {
 		name := "Go library: " + c.fault
 		t.Run(name, func(t *testing.T) {
-			// Go's out-of-memory path took over 2 s on a busy node here;
+			// Go's out-of-memory path can take seconds on a busy node;
 			// the faults are about the outcome, and only the hang is
 			// about the timeout.
 			timeout := "20000"
@@ -234,7 +222,7 @@ func helperFaults(t *testing.T, m *matrix) {
 			setPlugstack(t, "lib="+faultLib+" timeout="+timeout)
 			defer restorePlugstack(t)
 			mark := logMark(t)
-			if !runFault(t, m, faultCase{name: name, setup: "export SPANK_OTEL_TEST_FAULT=" + c.fault, wantLog: c.log}) {
+			if !runFault(t, m, faultCase{name: name, group: "Go library", setup: "export SPANK_OTEL_TEST_FAULT=" + c.fault, wantLog: c.log}) {
 				return
 			}
 			var errors []string
@@ -266,16 +254,14 @@ func TestExternStepDoesNotOpenLibrary(t *testing.T) {
 	// While the job runs, its extern step's slurmstepd must hold neither a
 	// descriptor nor a mapping of the library.
 	var seen string
-	for i := 0; i < 40 && seen == ""; i++ {
+	waitFor(15*time.Second, 100*time.Millisecond, func() bool {
 		out, _, _ := clusterCmd(t, "c1", true, nil, "bash", "-c", fmt.Sprintf(
 			`p=$(pgrep -f 'slurmstepd: \[%s\.extern\]' | head -n1); [ -n "$p" ] || exit 0
 echo "pid=$p"; ls -l /proc/$p/fd | grep -c libspankotel; grep -c libspankotel /proc/$p/maps`, job))
 		seen = strings.TrimSpace(out)
-		if seen == "" {
-			alice(t, "sleep 0.1")
-		}
-	}
-	alice(t, fmt.Sprintf(`while squeue -h -j %s 2>/dev/null | grep -q .; do sleep 0.2; done`, job))
+		return seen != ""
+	})
+	jobEnd(t, job, time.Minute)
 	lines := strings.Split(seen, "\n")
 	if len(lines) != 3 || lines[1] != "0" || lines[2] != "0" {
 		t.Errorf("job %s's extern slurmstepd: want pid, 0 descriptors and 0 mappings of the library, got %q", job, seen)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Test builds of the shim whose slurm_spank_init fails in slurmstepd: one
@@ -31,11 +32,8 @@ func drained(state string) bool { return strings.HasPrefix(state, "drain") }
 func batchJobState(t testing.TB, node string) string {
 	t.Helper()
 	job := strings.TrimSpace(alice(t, "sbatch --parsable --no-requeue -N1 -w "+node+" -o /dev/null --wrap true"))
-	return strings.TrimSpace(alice(t, fmt.Sprintf(`for i in $(seq 300); do
-	s=$(scontrol show job -o %[1]s | grep -o 'JobState=[A-Z_]*' | cut -d= -f2)
-	case $s in PENDING|CONFIGURING|RUNNING|COMPLETING|"") sleep 0.2 ;; *) echo "$s"; exit 0 ;; esac
-done
-echo "job %[1]s did not end: $s" >&2; exit 1`, job)))
+	state, _ := jobEnd(t, job, time.Minute)
+	return state
 }
 
 // From Slurm 25.05 on, a failed slurm_spank_init of a plugin listed as

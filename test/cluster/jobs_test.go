@@ -19,6 +19,15 @@ func submit(body string) string {
 	return "set -e; cd /shared; export OTEL_RESOURCE_ATTRIBUTES='" + userCarrier + "'\n" + body
 }
 
+// runJob runs body in alice's shell with the user's carrier exported
+// (submit), then reads back what its tasks recorded under /shared/out/<tag>
+// (collectN) and fails the test unless there are want of them.
+func runJob(t testing.TB, tag string, want int, body string) []task {
+	t.Helper()
+	alice(t, submit(body))
+	return collectN(t, tag, want)
+}
+
 // byStep splits tasks into the batch step and the others, by the name
 // the job gave each file (Slurm 26.05 sets SLURM_STEP_ID in the batch
 // script too, so the environment does not tell).
@@ -35,15 +44,14 @@ func byStep(tasks []task) (batch []task, steps []task) {
 
 func TestBatchJobTwoNodesWithSteps(t *testing.T) {
 	tag := outDir(t)
-	alice(t, submit(fmt.Sprintf(`sbatch --wait -N2 -n4 -o /shared/out/%[1]s/slurm-%%j.out <<'EOF'
+	tasks := runJob(t, tag, 6, fmt.Sprintf(`sbatch --wait -N2 -n4 -o /shared/out/%[1]s/slurm-%%j.out <<'EOF'
 #!/bin/bash
 env -0 > /shared/out/%[1]s/$SLURM_JOB_ID.batch.env
 srun -N2 -n4 -o /shared/out/%[1]s/%%j.%%s.%%t.env env -0
 srun -N1 -n1 -o /shared/out/%[1]s/%%j.%%s.%%t.env env -0
-EOF`, tag)))
-	tasks := collect(t, tag)
+EOF`, tag))
 	batch, steps := byStep(tasks)
-	if len(batch) != 1 || len(steps) != 5 {
+	if len(batch) != 1 {
 		t.Fatalf("got %d batch and %d step tasks, want 1 and 5: %v", len(batch), len(steps), names(tasks))
 	}
 
@@ -99,11 +107,7 @@ EOF`, tag)))
 
 func TestSrunAlone(t *testing.T) {
 	tag := outDir(t)
-	alice(t, submit(fmt.Sprintf(`srun -N2 -n3 -o /shared/out/%s/%%j.%%s.%%t.env env -0`, tag)))
-	tasks := collect(t, tag)
-	if len(tasks) != 3 {
-		t.Fatalf("got %d tasks, want 3: %v", len(tasks), names(tasks))
-	}
+	tasks := runJob(t, tag, 3, fmt.Sprintf(`srun -N2 -n3 -o /shared/out/%s/%%j.%%s.%%t.env env -0`, tag))
 	for _, tk := range tasks {
 		attrs := tk.attrs(t)
 		checkIdentity(t, tk, attrs)
@@ -123,11 +127,7 @@ func TestSrunAlone(t *testing.T) {
 
 func TestSallocWithSrun(t *testing.T) {
 	tag := outDir(t)
-	alice(t, submit(fmt.Sprintf(`salloc -N2 -n2 srun -o /shared/out/%s/%%j.%%s.%%t.env env -0`, tag)))
-	tasks := collect(t, tag)
-	if len(tasks) != 2 {
-		t.Fatalf("got %d tasks, want 2: %v", len(tasks), names(tasks))
-	}
+	tasks := runJob(t, tag, 2, fmt.Sprintf(`salloc -N2 -n2 srun -o /shared/out/%s/%%j.%%s.%%t.env env -0`, tag))
 	for _, tk := range tasks {
 		attrs := tk.attrs(t)
 		checkIdentity(t, tk, attrs)
@@ -140,15 +140,11 @@ func TestSallocWithSrun(t *testing.T) {
 
 func TestArrayJob(t *testing.T) {
 	tag := outDir(t)
-	alice(t, submit(fmt.Sprintf(`sbatch --wait --array=0-3 -N1 -n1 -o /dev/null <<'EOF'
+	tasks := runJob(t, tag, 8, fmt.Sprintf(`sbatch --wait --array=0-3 -N1 -n1 -o /dev/null <<'EOF'
 #!/bin/bash
 env -0 > /shared/out/%[1]s/$SLURM_JOB_ID.batch.env
 srun -o /shared/out/%[1]s/%%j.%%s.%%t.env env -0
-EOF`, tag)))
-	tasks := collect(t, tag)
-	if len(tasks) != 8 {
-		t.Fatalf("got %d tasks, want 8 (4 elements × batch + step): %v", len(tasks), names(tasks))
-	}
+EOF`, tag))
 	uuids := map[string]bool{}
 	ids := map[string]bool{}
 	for _, tk := range tasks {
@@ -172,7 +168,7 @@ EOF`, tag)))
 
 func TestUserOptOut(t *testing.T) {
 	tag := outDir(t)
-	alice(t, submit(fmt.Sprintf(`
+	tasks := runJob(t, tag, 5, fmt.Sprintf(`
 srun --otel-attrs=off -N1 -o /shared/out/%[1]s/off-set.%%t.env env -0
 (unset OTEL_RESOURCE_ATTRIBUTES; srun --otel-attrs=off -N1 -o /shared/out/%[1]s/off-unset.%%t.env env -0)
 sbatch --wait --otel-attrs=off -N1 -o /dev/null <<'EOF'
@@ -180,11 +176,7 @@ sbatch --wait --otel-attrs=off -N1 -o /dev/null <<'EOF'
 env -0 > /shared/out/%[1]s/sbatch-off.batch.env
 srun -o /shared/out/%[1]s/sbatch-off.step.%%t.env env -0
 srun --otel-attrs=on -o /shared/out/%[1]s/sbatch-off-step-on.%%t.env env -0
-EOF`, tag)))
-	tasks := collect(t, tag)
-	if len(tasks) != 5 {
-		t.Fatalf("got %d tasks, want 5: %v", len(tasks), names(tasks))
-	}
+EOF`, tag))
 	for _, tk := range tasks {
 		value, set := tk.env["OTEL_RESOURCE_ATTRIBUTES"]
 		switch {
@@ -266,18 +258,14 @@ func TestRealSDKInTask(t *testing.T) {
 
 func TestConcurrentSteps(t *testing.T) {
 	tag := outDir(t)
-	alice(t, submit(fmt.Sprintf(`sbatch --wait -N2 -n2 -o /shared/out/%[1]s/slurm.out <<'EOF'
+	tasks := runJob(t, tag, 30, fmt.Sprintf(`sbatch --wait -N2 -n2 -o /shared/out/%[1]s/slurm.out <<'EOF'
 #!/bin/bash
 for i in $(seq 30); do
   srun --overlap -N1 -n1 -o /shared/out/%[1]s/%%j.%%s.%%t.env env -0 &
 done
 fail=0; for j in $(jobs -p); do wait $j || fail=1; done
 exit $fail
-EOF`, tag)))
-	tasks := collect(t, tag)
-	if len(tasks) != 30 {
-		t.Fatalf("got %d step tasks, want 30", len(tasks))
-	}
+EOF`, tag))
 	for _, tk := range tasks {
 		attrs := tk.attrs(t)
 		checkIdentity(t, tk, attrs)

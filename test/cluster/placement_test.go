@@ -77,16 +77,12 @@ func TestHelperPlacement(t *testing.T) {
 	setPlugstack(t, "lib="+faultLib+" timeout=20000")
 	defer restorePlugstack(t)
 	tag := outDir(t)
-	alice(t, submit(fmt.Sprintf(`export SPANK_OTEL_TEST_FAULT=placement
+	tasks := runJob(t, tag, 5, fmt.Sprintf(`export SPANK_OTEL_TEST_FAULT=placement
 sbatch --wait -N2 -n4 -c1 -o /shared/out/%[1]s/slurm.out <<'EOF'
 #!/bin/bash
 %[2]s > /shared/out/%[1]s/batch.env
 srun -N2 -n4 -c1 -o /shared/out/%[1]s/step.%%t.env %[2]s
-EOF`, tag, taskPlacement)))
-	tasks := collect(t, tag)
-	if len(tasks) != 5 {
-		t.Fatalf("got %d tasks, want 5 (batch and 4 step tasks): %v", len(tasks), names(tasks))
-	}
+EOF`, tag, taskPlacement))
 	for _, tk := range tasks {
 		r := helperReport(t, tk)
 		helperCG, taskCG := cgroupLines(r["helper.cgroup"]), cgroupLines(tk.env["TASK_CGROUP"])
@@ -134,10 +130,7 @@ rm -f %[2]s
 EOF`, tag, fill)))
 	stat := alice(t, fmt.Sprintf("cat /shared/out/%s/memory.stat 2>/dev/null || true", tag))
 	t.Logf("the job's memory cgroup after writing 56 MiB: %s", strings.TrimSpace(stat))
-	tasks := collect(t, tag)
-	if len(tasks) != 1 {
-		t.Fatalf("got %d tasks, want 1: %v", len(tasks), names(tasks))
-	}
+	tasks := collectN(t, tag, 1)
 	checkIdentity(t, tasks[0], tasks[0].attrs(t))
 	for _, l := range newLogLines(t, mark) {
 		if strings.Contains(l, "error: spank-otel:") {

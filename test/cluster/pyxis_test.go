@@ -95,12 +95,8 @@ var pyxisOrders = []struct {
 func containerTasks(t *testing.T, n int, args string) []task {
 	t.Helper()
 	tag := outDir(t)
-	alice(t, submit(fmt.Sprintf(`srun %s %s --container-image=%s -o /shared/out/%s/%%j.%%s.%%t.env %s`,
-		args, containerMem, containerImage, tag, inImage)))
-	tasks := collect(t, tag)
-	if len(tasks) != n {
-		t.Fatalf("got %d tasks, want %d: %v", len(tasks), n, names(tasks))
-	}
+	tasks := runJob(t, tag, n, fmt.Sprintf(`srun %s %s --container-image=%s -o /shared/out/%s/%%j.%%s.%%t.env %s`,
+		args, containerMem, containerImage, tag, inImage))
 	for _, tk := range tasks {
 		checkInImage(t, tk)
 	}
@@ -182,25 +178,10 @@ func TestPyxisContainerEnv(t *testing.T) {
 func sbatchContainer(t *testing.T, args, script string) string {
 	t.Helper()
 	job := strings.TrimSpace(alice(t, submit(fmt.Sprintf("sbatch --parsable %s <<'EOF'\n%s\nEOF", args, script))))
-	deadline := time.Now().Add(3 * time.Minute)
-	for {
-		state := strings.TrimSpace(alice(t, fmt.Sprintf("scontrol show job %s -o | grep -o 'JobState=[A-Z_]* .*ExitCode=[0-9:]*' | sed 's/ .*ExitCode=/ /'", job)))
-		st, code, _ := strings.Cut(state, " ")
-		switch st {
-		case "JobState=COMPLETED":
-			if code != "0:0" {
-				t.Fatalf("job %s completed with exit code %s", job, code)
-			}
-			return job
-		case "JobState=PENDING", "JobState=RUNNING", "JobState=CONFIGURING", "JobState=COMPLETING":
-		default:
-			t.Fatalf("job %s ended as %q", job, state)
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("job %s still %s after 3 minutes", job, st)
-		}
-		time.Sleep(300 * time.Millisecond)
+	if state, code := jobEnd(t, job, 3*time.Minute); state != "COMPLETED" || code != "0:0" {
+		t.Fatalf("job %s ended as %s with exit code %s", job, state, code)
 	}
+	return job
 }
 
 // Case 4: a batch job in the container (#SBATCH --container-image, which
@@ -218,9 +199,9 @@ func TestPyxisBatchJob(t *testing.T) {
 #SBATCH --container-mounts=/shared
 IN_IMAGE="$(cat %[2]s 2>/dev/null)" env -0 > /shared/out/%[3]s/$SLURM_JOB_ID.batch.env
 srun -N2 -n2 -o /shared/out/%[3]s/%%j.%%s.%%t.env %[4]s`, containerImage, imageMarker, tag, inImage))
-	tasks := collect(t, tag)
+	tasks := collectN(t, tag, 3)
 	batch, steps := byStep(tasks)
-	if len(batch) != 1 || len(steps) != 2 {
+	if len(batch) != 1 {
 		t.Fatalf("job %s: got %d batch and %d step tasks, want 1 and 2: %v", job, len(batch), len(steps), names(tasks))
 	}
 	uuid := ""
@@ -263,12 +244,8 @@ func TestPyxisMultiNode(t *testing.T) {
 	} {
 		t.Run(c.flag, func(t *testing.T) {
 			tag := outDir(t)
-			alice(t, submit(fmt.Sprintf(`srun -N2 -n4 %s %s --container-image=%s -o /shared/out/%s/%%j.%%s.%%t.env %s`,
-				c.flag, containerMem, containerImage, tag, readMark)))
-			tasks := collect(t, tag)
-			if len(tasks) != 4 {
-				t.Fatalf("got %d tasks, want 4: %v", len(tasks), names(tasks))
-			}
+			tasks := runJob(t, tag, 4, fmt.Sprintf(`srun -N2 -n4 %s %s --container-image=%s -o /shared/out/%s/%%j.%%s.%%t.env %s`,
+				c.flag, containerMem, containerImage, tag, readMark))
 			ranks, nodes := map[string]bool{}, map[string]int{}
 			for _, tk := range tasks {
 				checkInImage(t, tk)
@@ -319,13 +296,9 @@ func TestPyxisSpansInJaeger(t *testing.T) {
 	run := fmt.Sprintf("%s.%d", tag, time.Now().UnixNano()%1000000)
 	// Each task records its environment, then runs the probes, which
 	// inherit it unchanged (their own output goes to the .err files).
-	alice(t, submit(fmt.Sprintf(`srun -N2 -n2 %s --container-image=%s -o /shared/out/%s/%%j.%%s.%%t.env -e /shared/out/%[3]s/%%j.%%s.%%t.err \
+	tasks := runJob(t, tag, 2, fmt.Sprintf(`srun -N2 -n2 %s --container-image=%s -o /shared/out/%s/%%j.%%s.%%t.env -e /shared/out/%[3]s/%%j.%%s.%%t.err \
 	bash -c 'IN_IMAGE="$(cat %s 2>/dev/null)" env -0; otel-probe-go %s-go >&2 && otel-probe-js %[5]s-js >&2'`,
-		containerMem, containerImage, tag, imageMarker, run)))
-	tasks := collect(t, tag)
-	if len(tasks) != 2 {
-		t.Fatalf("got %d tasks, want 2: %v", len(tasks), names(tasks))
-	}
+		containerMem, containerImage, tag, imageMarker, run))
 	byAddr := map[string]task{}
 	job := ""
 	for _, tk := range tasks {

@@ -74,11 +74,7 @@ func TestManyTasksPerNode(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			tag := outDir(t)
-			alice(t, submit(fmt.Sprintf(`srun %s -o /shared/out/%s/%%j.%%s.%%t.env env -0`, c.step, tag)))
-			tasks := collect(t, tag)
-			if len(tasks) != c.tasks {
-				t.Fatalf("got %d tasks, want %d", len(tasks), c.tasks)
-			}
+			tasks := runJob(t, tag, c.tasks, fmt.Sprintf(`srun %s -o /shared/out/%s/%%j.%%s.%%t.env env -0`, c.step, tag))
 			ranks := map[string]bool{}
 			for _, tk := range tasks {
 				attrs := tk.attrs(t)
@@ -103,11 +99,7 @@ func TestCPUBinding(t *testing.T) {
 	withStack(t, map[string]string{"zz-probe.conf": "required " + probeSo + " role=probe name=AFTER"})
 	tag := outDir(t)
 	mark := logMark(t)
-	alice(t, submit(fmt.Sprintf(`srun -N1 -n1 -c2 --cpu-bind=cores -o /shared/out/%s/task.env env -0`, tag)))
-	tasks := collect(t, tag)
-	if len(tasks) != 1 {
-		t.Fatalf("got %d tasks", len(tasks))
-	}
+	tasks := runJob(t, tag, 1, fmt.Sprintf(`srun -N1 -n1 -c2 --cpu-bind=cores -o /shared/out/%s/task.env env -0`, tag))
 	if cpus := probeOf(t, tasks[0], "AFTER")["cpus"]; cpus != "2" {
 		t.Errorf("srun -c2 gave the task %s CPUs; want 2 (the machine has 2)", cpus)
 	}
@@ -209,7 +201,7 @@ func TestMemoryLimit(t *testing.T) {
 
 func TestHeterogeneousJob(t *testing.T) {
 	tag := outDir(t)
-	alice(t, submit(fmt.Sprintf(`sbatch --wait -o /shared/out/%[1]s/slurm.out <<'EOF'
+	tasks := runJob(t, tag, 6, fmt.Sprintf(`sbatch --wait -o /shared/out/%[1]s/slurm.out <<'EOF'
 #!/bin/bash
 #SBATCH -N1 -n1
 #SBATCH hetjob
@@ -217,11 +209,7 @@ func TestHeterogeneousJob(t *testing.T) {
 env -0 > /shared/out/%[1]s/$SLURM_JOB_ID.batch.env
 srun --het-group=0,1 -o /shared/out/%[1]s/step.%%j.%%s.%%t.env env -0
 EOF
-srun -N1 -n1 -o /shared/out/%[1]s/srun0.%%t.env env -0 : -N1 -n1 -o /shared/out/%[1]s/srun1.%%t.env env -0`, tag)))
-	tasks := collect(t, tag)
-	if len(tasks) != 6 {
-		t.Fatalf("got %d tasks, want 6 (batch, 3 step tasks, 2 srun tasks): %v", len(tasks), names(tasks))
-	}
+srun -N1 -n1 -o /shared/out/%[1]s/srun0.%%t.env env -0 : -N1 -n1 -o /shared/out/%[1]s/srun1.%%t.env env -0`, tag))
 	uuids := map[string][]string{}
 	for _, tk := range tasks {
 		attrs := tk.attrs(t)
@@ -256,10 +244,7 @@ sbatch --wait --export=ALL,OTEL_RESOURCE_ATTRIBUTES=user.team=ml%%2Cinfra -o /de
 	if out, errOut, err := clusterCmd(t, "", false, nil, "bash", "-c", fmt.Sprintf(`srun --export=NIL -o /shared/out/%s/nil.%%t.env /usr/bin/env -0`, tag)); err != nil {
 		t.Fatalf("srun --export=NIL failed: %v\n%s\n%s", err, out, errOut)
 	}
-	tasks := collect(t, tag)
-	if len(tasks) != 4 {
-		t.Fatalf("got %d tasks, want 4 (none.batch, none.step, all.batch, nil): %v", len(tasks), names(tasks))
-	}
+	tasks := collectN(t, tag, 4) // none.batch, none.step, all.batch, nil
 	for _, tk := range tasks {
 		attrs := tk.attrs(t)
 		switch {
@@ -291,23 +276,19 @@ EOF`, tag))))
 	// A requeued job waits before it may start again; let it go at once.
 	// Done when the second run has written its files: squeue can list
 	// nothing for a moment while the job is requeued, so its silence does
-	// not mean the job is over (it ended a CI run at 3 s).
-	deadline := time.Now().Add(3 * time.Minute)
-	for time.Now().Before(deadline) {
+	// not mean the job is over.
+	waitFor(3*time.Minute, time.Second, func() bool {
 		done := alice(t, fmt.Sprintf("test -s /shared/out/%s/run1.uuid && echo done || true", tag))
 		if strings.TrimSpace(done) == "done" {
-			break
+			return true
 		}
 		state := strings.TrimSpace(alice(t, fmt.Sprintf("squeue -h -j %s -o '%%T %%r' 2>/dev/null || true", job)))
 		if strings.HasPrefix(state, "PENDING") {
 			alice(t, fmt.Sprintf("scontrol update jobid=%s starttime=now 2>/dev/null || true", job))
 		}
-		time.Sleep(time.Second)
-	}
-	tasks := collect(t, tag)
-	if len(tasks) != 2 {
-		t.Fatalf("got %d runs, want 2: %v", len(tasks), names(tasks))
-	}
+		return false
+	})
+	tasks := collectN(t, tag, 2) // the two runs
 	first, second := tasks[0].attrs(t), tasks[1].attrs(t)
 	if first["slurm.restart_count"] != "0" || second["slurm.restart_count"] != "1" {
 		t.Errorf("restart counts %q and %q, want 0 and 1", first["slurm.restart_count"], second["slurm.restart_count"])
@@ -363,11 +344,7 @@ func TestConfigless(t *testing.T) {
 	written := func(name string) bool {
 		t.Helper()
 		tag := outDir(t) + "-" + name
-		alice(t, submit(fmt.Sprintf(`mkdir -p /shared/out/%[1]s; srun -p configless -N1 -o /shared/out/%[1]s/task.env env -0`, tag)))
-		tasks := collect(t, tag)
-		if len(tasks) != 1 {
-			t.Fatalf("%s: %d tasks", name, len(tasks))
-		}
+		tasks := runJob(t, tag, 1, fmt.Sprintf(`mkdir -p /shared/out/%[1]s; srun -p configless -N1 -o /shared/out/%[1]s/task.env env -0`, tag))
 		attrs, _ := parseLoose(tasks[0].env["OTEL_RESOURCE_ATTRIBUTES"])
 		return attrs["slurm.job.id"] == tasks[0].env["SLURM_JOB_ID"]
 	}
@@ -386,14 +363,10 @@ func TestConfigless(t *testing.T) {
 	asRoot(t, fmt.Sprintf("cp /etc/slurm/plugstack.conf /root/plugstack.conf.orig && printf '%%s\\n' %q >> /etc/slurm/plugstack.conf && scontrol reconfigure", line), "slurmctld")
 	defer asRoot(t, "cp /root/plugstack.conf.orig /etc/slurm/plugstack.conf && scontrol reconfigure", "slurmctld")
 	var got string
-	for i := 0; i < 50; i++ {
+	if !waitFor(10*time.Second, 200*time.Millisecond, func() bool {
 		got, _, _ = clusterCmd(t, "c3", true, nil, "cat", configlessCache+"/plugstack.conf")
-		if strings.Contains(got, "spank_otel.so") {
-			break
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	if !strings.Contains(got, "spank_otel.so") {
+		return strings.Contains(got, "spank_otel.so")
+	}) {
 		t.Fatalf("scontrol reconfigure did not bring the new plugstack.conf to c3: %q", got)
 	}
 	if !written("inline-line") {

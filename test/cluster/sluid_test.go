@@ -15,15 +15,11 @@ import (
 func TestSlurmJobSLUID(t *testing.T) {
 	exported := *slurmVersion >= "26.05"
 	tag := outDir(t)
-	alice(t, submit(fmt.Sprintf(`sbatch --wait -N1 -n1 -o /dev/null <<'EOF'
+	tasks := runJob(t, tag, 2, fmt.Sprintf(`sbatch --wait -N1 -n1 -o /dev/null <<'EOF'
 #!/bin/bash
 env -0 > /shared/out/%[1]s/$SLURM_JOB_ID.batch.env
 srun -N1 -n1 -o /shared/out/%[1]s/%%j.%%s.%%t.env env -0
-EOF`, tag)))
-	tasks := collect(t, tag)
-	if len(tasks) != 2 {
-		t.Fatalf("got %d tasks, want 2: %v", len(tasks), names(tasks))
-	}
+EOF`, tag))
 	for _, tk := range tasks {
 		sluid, ok := tk.env["SLURM_JOB_SLUID"]
 		attrs := tk.attrs(t)

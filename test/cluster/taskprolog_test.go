@@ -38,15 +38,13 @@ func waitTaskProlog(t *testing.T, running bool) {
 		want = "1\n1\n"
 	}
 	var got string
-	for i := 0; i < 30; i++ {
+	if !waitFor(30*time.Second, time.Second, func() bool {
 		got, _, _ = clusterCmd(t, "", false, nil, "bash", "-c",
 			`srun --otel-attrs=off -N2 -n2 -w c1,c2 bash -c 'echo "$TASKPROLOG_RAN"' | grep -x 1 || true`)
-		if got == want {
-			return
-		}
-		time.Sleep(time.Second)
+		return got == want
+	}) {
+		t.Fatalf("TaskProlog running=%v not in effect after 30 s: %q", running, got)
 	}
-	t.Fatalf("TaskProlog running=%v not in effect after 30 s: %q", running, got)
 }
 
 // TestTaskPrologRecipe: with the plugin off and a TaskProlog that runs

@@ -254,14 +254,17 @@ func expectAlso(code int, want ...string) func(t testing.TB, r result) {
 }
 
 // tookAtMost is a follow-up check that the task's own figure for the whole
-// call (the line "helper STATUS in N us") is at most ms, plus 5 ms for
-// taking the time and logging.
+// call (the line "helper STATUS in N us") is at most ms, with as much
+// again as slack: under twice ms. That slack is large enough that a
+// loaded machine's scheduling cannot break the check, and small enough
+// that it still tells one wait of ms from two, or from a wait for a
+// timeout several times ms.
 func tookAtMost(ms int) func(t testing.TB, r result) {
 	return func(t testing.TB, r result) {
 		us, ok := r.value(`^msg debug spank-otel: helper [a-z-]* in ([0-9]*) us `)
 		n, err := strconv.Atoi(us)
-		if !ok || err != nil || n > ms*1000+5000 {
-			t.Errorf("the call took %q us, want at most %d ms + 5 ms", us, ms)
+		if !ok || err != nil || n >= 2*ms*1000 {
+			t.Errorf("the call took %q us, want at most %d ms (under %d ms with the slack)", us, ms, 2*ms)
 			r.show(t)
 		}
 	}
