@@ -82,11 +82,11 @@ func (t *Task) AppendStrings(dst, inherited []libcarrier.KeyValue) ([]libcarrier
 	v := &t.values
 	*v = values{}
 	var warns []libcarrier.Warning
-	var seen uint32 // bit i: the last entry of allowlisted key i was read
+	var seen keySet // the last entry of each allowlisted key that was read
 	for n := len(inherited) - 1; n >= 0; n-- {
 		kv := inherited[n]
-		if i := keyIndex(kv.Key); i >= 0 && seen&(1<<i) == 0 {
-			seen |= 1 << i
+		if i := keyIndex(kv.Key); i >= 0 && !seen.has(i) {
+			seen.add(i)
 			warns = v.inherit(kv.Key, kv.Value, warns)
 		}
 	}
@@ -103,15 +103,23 @@ func (t *Task) AppendStrings(dst, inherited []libcarrier.KeyValue) ([]libcarrier
 // values are the values of a detection by allowlist index.
 type values struct {
 	value [NumKeys]string
-	set   uint32 // bit i: value[i] is set
+	set   keySet // the i with value[i] set
 }
 
-func (v *values) has(i int) bool { return v.set&(1<<i) != 0 }
+func (v *values) has(i int) bool { return v.set.has(i) }
 
 func (v *values) put(i int, value string) {
 	v.value[i] = value
-	v.set |= 1 << i
+	v.set.add(i)
 }
+
+// keySet is a set of allowlist indexes, one bit each: no cap on the
+// allowlist's size, and no allocation.
+type keySet [(NumKeys + 63) / 64]uint64
+
+func (s *keySet) has(i int) bool { return s[i/64]&(1<<(i%64)) != 0 }
+
+func (s *keySet) add(i int) { s[i/64] |= 1 << (i % 64) }
 
 // inherit records the inherited value of key, if key is allowlisted and
 // value usable, and returns warns with a warning for an inherited integer

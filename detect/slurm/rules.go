@@ -62,9 +62,6 @@ var rules = [...]rule{
 // NumKeys is the size of the allowlist: a result never holds more entries.
 const NumKeys = len(rules)
 
-// A result and the inherited keys seen are sets of one bit per key.
-var _ [32 - NumKeys]struct{}
-
 // IsKey reports whether key is one of the keys the Slurm detector writes
 // and reads from an inherited OTEL_RESOURCE_ATTRIBUTES: the slurm.* keys it
 // derives, plus nv.dl.job.uuid and nv.dl.run.uuid. Retired keys such as

@@ -105,3 +105,17 @@ func TestRules(t *testing.T) {
 		seen[name] = true
 	}
 }
+
+// TestKeySet: every allowlist index, past 32 and 64 as the table grows, is
+// a member of its own and of no other set.
+func TestKeySet(t *testing.T) {
+	for i := range NumKeys {
+		var s keySet
+		s.add(i)
+		for j := range NumKeys {
+			if s.has(j) != (i == j) {
+				t.Fatalf("after add(%d), has(%d) = %v", i, j, s.has(j))
+			}
+		}
+	}
+}
