@@ -126,7 +126,7 @@ func (s *keySet) add(i int) { s[i/64] |= 1 << (i % 64) }
 // key that is not an integer.
 func (v *values) inherit(key, value string, warns []libcarrier.Warning) []libcarrier.Warning {
 	i := keyIndex(key)
-	if i < 0 || value == "" {
+	if i < 0 || value == "" || rules[i].level == levelTask {
 		return warns
 	}
 	if libcarrier.IsIntegerKey(key) {
@@ -163,7 +163,7 @@ func (v *values) deriveLocal(env *Vars, warns []libcarrier.Warning) []libcarrier
 	inStep := env.InStep()
 	for i := range rules {
 		r := &rules[i]
-		if v.has(i) || r.jobLevel && inStep {
+		if v.has(i) || r.level == levelJobContext && inStep || r.level == levelTask && !inStep {
 			continue
 		}
 		if r.derive != nil {

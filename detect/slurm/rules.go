@@ -15,14 +15,36 @@ type rule struct {
 	// unset is the local value when every one of vars is unset or empty;
 	// "" for none.
 	unset string
-	// jobLevel: the value is written only outside a job step. A step's
-	// tasks run on other nodes too, where the variable names the wrong one.
-	jobLevel bool
+	// level says where the key is written and whether an inherited value
+	// counts: see [level].
+	level level
 	// derive, when set, computes the local value instead of vars; ""
 	// means none. It may read only the variables of fixedVarNames and of
 	// the rules' vars: a Vars holds nothing else.
 	derive func(env *Vars) string
 }
+
+// level is where a key's value belongs: to the job, seen the same in every
+// task, or to one task. Every rule of a key's level lives here, in one
+// column of the rules table.
+type level uint8
+
+const (
+	// levelJob: the job's own, written in the batch script and in every
+	// step. An inherited value wins over the local one.
+	levelJob level = iota
+	// levelJobContext: the job's own, but named from where the job context
+	// runs: written only outside a job step (the batch script, the
+	// interactive step). A step's tasks run on other nodes, where the
+	// variable names the wrong one, so in a step an inherited value is
+	// kept and none is derived.
+	levelJobContext
+	// levelTask: the task's own: written only in a task of a job step,
+	// always from the task's own variables; an inherited value is never
+	// read. Outside a step none is written, and an inherited one is
+	// removed: every later step would inherit it, on other nodes.
+	levelTask
+)
 
 // rules is the allowlist: every key the detector writes, and the only keys
 // it reads from an inherited OTEL_RESOURCE_ATTRIBUTES. Sorted by key,
@@ -39,7 +61,7 @@ var rules = [...]rule{
 	{key: "slurm.array.sluid", vars: []string{"LENS_SLURM_ARRAY_SLUID", "NV_LAUNCH_ARRAY_SLUID"}},
 	{key: "slurm.array.task_id", vars: []string{"SLURM_ARRAY_TASK_ID"}, unset: "0"},
 	{key: "slurm.cluster.name", vars: []string{"SLURM_CLUSTER_NAME"}},
-	{key: "slurm.head_node.name", vars: []string{"SLURMD_NODENAME"}, jobLevel: true},
+	{key: "slurm.head_node.name", vars: []string{"SLURMD_NODENAME"}, level: levelJobContext},
 	{key: "slurm.job.account", vars: []string{"SLURM_JOB_ACCOUNT"}},
 	{key: "slurm.job.id", derive: deriveJobID},
 	{key: "slurm.job.id.raw", vars: []string{"SLURM_JOB_ID"}},
@@ -55,8 +77,8 @@ var rules = [...]rule{
 	// Slurm's own SLURM_JOB_SLUID (in tasks from 26.05) comes last: a launcher's
 	// value names the job as that launcher knows it.
 	{key: "slurm.sluid", vars: []string{"LENS_SLURM_SLUID", "NV_LAUNCH_SLUID", "SLURM_JOB_SLUID"}},
-	{key: "slurm.topology.addr", vars: []string{"SLURM_TOPOLOGY_ADDR"}},
-	{key: "slurm.topology.addr_pattern", vars: []string{"SLURM_TOPOLOGY_ADDR_PATTERN"}},
+	{key: "slurm.topology.addr", vars: []string{"SLURM_TOPOLOGY_ADDR"}, level: levelTask},
+	{key: "slurm.topology.addr_pattern", vars: []string{"SLURM_TOPOLOGY_ADDR_PATTERN"}, level: levelTask},
 }
 
 // NumKeys is the size of the allowlist: a result never holds more entries.

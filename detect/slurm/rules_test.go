@@ -14,7 +14,7 @@ import (
 var keyCases = []struct {
 	key  string
 	env  environ.Map // besides SLURM_JOB_ID=100
-	want string // "" for a key that is only ever inherited
+	want string      // "" for a key that is only ever inherited
 }{
 	{"nv.dl.job.uuid", environ.Map{"SLURM_CLUSTER_NAME": "c"}, jobUUID("c", "100")},
 	{"nv.dl.run.uuid", environ.Map{"TORCHELASTIC_RUN_ID": "r"}, ""},
@@ -37,13 +37,15 @@ var keyCases = []struct {
 	{"slurm.restart_count", environ.Map{"SLURM_RESTART_COUNT": "2"}, "2"},
 	{"slurm.segment", environ.Map{"SLURM_SEGMENT": "seg1"}, "seg1"},
 	{"slurm.sluid", environ.Map{"SLURM_JOB_SLUID": "sAWNM8RBK7JF00"}, "sAWNM8RBK7JF00"},
-	{"slurm.topology.addr", environ.Map{"SLURM_TOPOLOGY_ADDR": "sw0.c1"}, "sw0.c1"},
-	{"slurm.topology.addr_pattern", environ.Map{"SLURM_TOPOLOGY_ADDR_PATTERN": "switch.node"}, "switch.node"},
+	// Task keys: in a step only.
+	{"slurm.topology.addr", environ.Map{"SLURM_TOPOLOGY_ADDR": "sw0.c1", "SLURM_STEP_ID": "0"}, "sw0.c1"},
+	{"slurm.topology.addr_pattern", environ.Map{"SLURM_TOPOLOGY_ADDR_PATTERN": "switch.node", "SLURM_STEP_ID": "0"}, "switch.node"},
 }
 
 // TestEveryKey checks each key of the allowlist on its own: derived from
 // its case's environment, absent without a job, and inherited (an
-// inherited value wins over the local one).
+// inherited value wins over the local one, but for a task's key, which is
+// always the task's own).
 func TestEveryKey(t *testing.T) {
 	var covered []string
 	for _, c := range keyCases {
@@ -58,9 +60,13 @@ func TestEveryKey(t *testing.T) {
 				t.Errorf("without a job: %v", got)
 			}
 			inherited := "7" // a valid value of every key, integer or not
+			want := inherited
+			if rules[keyIndex(c.key)].level == levelTask {
+				want = c.want
+			}
 			got, _ = Strings(with(env, carrierVar, c.key+"="+inherited))
-			if got[c.key] != inherited {
-				t.Errorf("inherited %s=%s: %q", c.key, inherited, got[c.key])
+			if got[c.key] != want {
+				t.Errorf("inherited %s=%s: %q, want %q", c.key, inherited, got[c.key], want)
 			}
 		})
 	}
@@ -117,5 +123,35 @@ func TestKeySet(t *testing.T) {
 				t.Fatalf("after add(%d), has(%d) = %v", i, j, s.has(j))
 			}
 		}
+	}
+}
+
+// TestLevels: where each level's keys are written, and what an inherited
+// value does there.
+func TestLevels(t *testing.T) {
+	job := environ.Map{"SLURM_JOB_ID": "100", "SLURMD_NODENAME": "c1", "SLURM_TOPOLOGY_ADDR": "c1", "SLURM_JOB_NAME": "train"}
+	step := with(job, "SLURM_STEP_ID", "0", "SLURMD_NODENAME", "c2", "SLURM_TOPOLOGY_ADDR", "c2")
+	inherited := "slurm.head_node.name=c0,slurm.topology.addr=c0,slurm.job.name=outer"
+	tests := []struct {
+		name string
+		env  environ.Map
+		want map[string]string // of the three keys; "" for absent
+	}{
+		{"job context", job, map[string]string{"slurm.head_node.name": "c1", "slurm.topology.addr": "", "slurm.job.name": "train"}},
+		{"job context, inherited", with(job, carrierVar, inherited),
+			map[string]string{"slurm.head_node.name": "c0", "slurm.topology.addr": "", "slurm.job.name": "outer"}},
+		{"step", step, map[string]string{"slurm.head_node.name": "", "slurm.topology.addr": "c2", "slurm.job.name": "train"}},
+		{"step, inherited", with(step, carrierVar, inherited),
+			map[string]string{"slurm.head_node.name": "c0", "slurm.topology.addr": "c2", "slurm.job.name": "outer"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, _ := Strings(tt.env)
+			for key, want := range tt.want {
+				if got[key] != want {
+					t.Errorf("%s = %q, want %q", key, got[key], want)
+				}
+			}
+		})
 	}
 }

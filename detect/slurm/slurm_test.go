@@ -43,6 +43,11 @@ func readList(kv []string) *Vars {
 	return &e
 }
 
+// stepWant is what the detector yields for fullEnv in a task of a step:
+// the task's keys, and no head node.
+var stepWant = with(fullWant, "slurm.head_node.name", deleted,
+	"slurm.topology.addr", "sw0.c1", "slurm.topology.addr_pattern", "switch.node")
+
 func TestStrings(t *testing.T) {
 	tests := []struct {
 		name  string
@@ -108,8 +113,8 @@ func TestStrings(t *testing.T) {
 		{"a launcher's sluid wins over SLURM_JOB_SLUID", with(fullEnv, "SLURM_JOB_SLUID", "sAWNM8RBK7JF00"), fullWant, nil},
 		{"no sluids", with(fullEnv, "LENS_SLURM_SLUID", deleted, "NV_LAUNCH_SLUID", "", "LENS_SLURM_ARRAY_SLUID", deleted, "NV_LAUNCH_ARRAY_SLUID", deleted),
 			with(fullWant, "slurm.sluid", deleted, "slurm.array.sluid", deleted), nil},
-		{"no head node in a step (SLURM_STEP_ID)", with(fullEnv, "SLURM_STEP_ID", "0"), with(fullWant, "slurm.head_node.name", deleted), nil},
-		{"no head node in a step (SLURM_STEPID)", with(fullEnv, "SLURM_STEPID", "0"), with(fullWant, "slurm.head_node.name", deleted), nil},
+		{"in a step (SLURM_STEP_ID): the topology, no head node", with(fullEnv, "SLURM_STEP_ID", "0"), stepWant, nil},
+		{"in a step (SLURM_STEPID): the topology, no head node", with(fullEnv, "SLURM_STEPID", "0"), stepWant, nil},
 		{"empty step ids are not a step", with(fullEnv, "SLURM_STEP_ID", "", "SLURM_STEPID", ""), fullWant, nil},
 		{"torchelastic and run ids derive no run uuid",
 			with(baseEnv, "TORCHELASTIC_RUN_ID", "r", "TORCHELASTIC_RESTART_COUNT", "1", "SLURM_ARRAY_JOB_ID", "100"),
@@ -120,7 +125,11 @@ func TestStrings(t *testing.T) {
 		{"inherited value wins", with(fullEnv, carrierVar, "slurm.job.name=inh,slurm.head_node.name=c9"),
 			with(fullWant, "slurm.job.name", "inh", "slurm.head_node.name", "c9"), nil},
 		{"inherited head node is kept in a step", with(fullEnv, "SLURM_STEP_ID", "0", carrierVar, "slurm.head_node.name=c9"),
-			with(fullWant, "slurm.head_node.name", "c9"), nil},
+			with(stepWant, "slurm.head_node.name", "c9"), nil},
+		{"an inherited topology is the task's own in a step, gone outside",
+			with(fullEnv, "SLURM_STEP_ID", "0", carrierVar, "slurm.topology.addr=sw9.c9"), stepWant, nil},
+		{"an inherited topology is dropped outside a step",
+			with(fullEnv, carrierVar, "slurm.topology.addr=sw9.c9"), fullWant, nil},
 		{"inherited value is decoded", with(baseEnv, carrierVar, "slurm.job.name=a%2Cb%20c"), with(baseWant, "slurm.job.name", "a,b c"), nil},
 		{"empty inherited value is ignored", with(fullEnv, carrierVar, "slurm.job.name=,slurm.nnodes="), fullWant, nil},
 		{"invalid inherited integer is discarded for the local value", with(fullEnv, carrierVar, "slurm.nnodes=two,slurm.restart_count=1.5"),
@@ -178,29 +187,27 @@ func TestStrings(t *testing.T) {
 func TestDetect(t *testing.T) {
 	got, warns := Detect(with(fullEnv, carrierVar, "slurm.ntasks=%2B016,slurm.job.id=007,nv.dl.run.uuid=R,slurm.restart_count=x"))
 	want := map[string]any{
-		"slurm.job.id":                "007",
-		"slurm.job.id.raw":            "100",
-		"slurm.array.job_id":          "100",
-		"slurm.array.task_id":         "0",
-		"slurm.array.count":           int64(1),
-		"slurm.restart_count":         int64(1),
-		"slurm.cluster.name":          "c",
-		"nv.dl.job.uuid":              jobUUID("c", "100"),
-		"nv.dl.run.uuid":              "R",
-		"slurm.job.name":              "train",
-		"slurm.partition":             "gpu",
-		"slurm.nnodes":                int64(2),
-		"slurm.ntasks":                int64(16),
-		"slurm.job.user":              "alice",
-		"slurm.job.account":           "research",
-		"slurm.job.qos":               "high",
-		"slurm.job.reservation":       "maint",
-		"slurm.segment":               "seg1",
-		"slurm.topology.addr":         "sw0.c1",
-		"slurm.topology.addr_pattern": "switch.node",
-		"slurm.head_node.name":        "c1",
-		"slurm.sluid":                 "sluid-lens",
-		"slurm.array.sluid":           "asluid-lens",
+		"slurm.job.id":          "007",
+		"slurm.job.id.raw":      "100",
+		"slurm.array.job_id":    "100",
+		"slurm.array.task_id":   "0",
+		"slurm.array.count":     int64(1),
+		"slurm.restart_count":   int64(1),
+		"slurm.cluster.name":    "c",
+		"nv.dl.job.uuid":        jobUUID("c", "100"),
+		"nv.dl.run.uuid":        "R",
+		"slurm.job.name":        "train",
+		"slurm.partition":       "gpu",
+		"slurm.nnodes":          int64(2),
+		"slurm.ntasks":          int64(16),
+		"slurm.job.user":        "alice",
+		"slurm.job.account":     "research",
+		"slurm.job.qos":         "high",
+		"slurm.job.reservation": "maint",
+		"slurm.segment":         "seg1",
+		"slurm.head_node.name":  "c1",
+		"slurm.sluid":           "sluid-lens",
+		"slurm.array.sluid":     "asluid-lens",
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Detect =\n%v\nwant\n%v", got, want)

@@ -64,7 +64,8 @@ var (
 )
 
 // FullEnv sets every variable the detector reads, outside a step, and
-// FullWant is what the detector yields for it.
+// FullWant is what the detector yields for it: the job's keys; the task's
+// (the topology) are written only in a step.
 var (
 	FullEnv = environ.Map{
 		"SLURM_JOB_ID":                "100",
@@ -100,8 +101,6 @@ var (
 		"slurm.job.qos", "high",
 		"slurm.job.reservation", "maint",
 		"slurm.segment", "seg1",
-		"slurm.topology.addr", "sw0.c1",
-		"slurm.topology.addr_pattern", "switch.node",
 		"slurm.head_node.name", "c1",
 		"slurm.sluid", "sluid-lens",
 		"slurm.array.sluid", "asluid-lens",

@@ -30,9 +30,6 @@ func reference(env []string, opts Options) Result {
 		edited = append([]string{"SLURM_STEP_ID=0"}, env...)
 	}
 	vars := environ.List(edited)
-	var step slurm.Vars
-	step.ReadList(edited)
-	inStep := step.InStep()
 
 	inheritedText, inheritedSet := vars.Lookup(libcarrier.EnvVar)
 	inherited, dropped := libcarrier.Parse(inheritedText)
@@ -41,14 +38,12 @@ func reference(env []string, opts Options) Result {
 	// The detector reads the repaired carrier, as Compute's does.
 	repaired, _ := libcarrier.FormatStrings(inherited)
 	identity, warnings := slurm.Strings(slurmtest.With(vars, libcarrier.EnvVar, repaired))
-	if len(identity) == 0 {
+	if len(identity) == 0 && !slices.ContainsFunc(slices.Collect(maps.Keys(inherited)), slurm.IsKey) {
 		return Result{Warnings: warnings}
 	}
 	dropped = append(dropped, unwritable(identity)...)
 	excluded := func(key string) bool { return slices.Contains(opts.Exclude, key) }
-	written := func(key string) bool {
-		return !excluded(key) && (inStep || !strings.HasPrefix(key, "slurm.topology."))
-	}
+	written := func(key string) bool { return !excluded(key) }
 	changed := false
 	for key := range inherited {
 		if !slurm.IsKey(key) || excluded(key) {

@@ -14,7 +14,6 @@ import (
 	"strconv"
 
 	"github.com/spank-otel/spank-otel/detect/slurm"
-	"github.com/spank-otel/spank-otel/internal/strs"
 	"github.com/spank-otel/spank-otel/libcarrier"
 )
 
@@ -154,9 +153,6 @@ func Compute(env []string, opts Options) Result {
 	case StageTask:
 		vars.SetInStep(true)
 	}
-	// The detector decides the head node by the same answer.
-	inStep := vars.InStep()
-
 	inheritedText, inheritedSet := vars.Lookup(libcarrier.EnvVar)
 	var text libcarrier.Buffer
 	text.Use(sc.text[:0])
@@ -166,15 +162,17 @@ func Compute(env []string, opts Options) Result {
 	repair := len(dropped) > 0
 
 	detected, warnings := sc.task.AppendStrings(sc.detected[:0], inherited)
-	if len(detected) == 0 {
+	if len(detected) == 0 && !slices.ContainsFunc(inherited, func(kv libcarrier.KeyValue) bool { return slurm.IsKey(kv.Key) }) {
 		// Outside Slurm there is no identity to write, so no reason to
-		// touch the user's carrier, malformed or not.
+		// touch the user's carrier, malformed or not. An inherited Slurm
+		// key still makes it Slurm's: a task's key, which the detector
+		// never confirms outside a step, is removed.
 		return Result{Warnings: warnings}
 	}
 	detected, unwritable := libcarrier.Repair(detected)
 	dropped = append(dropped, unwritable...)
 
-	out, changed := merge(sc.out[:0], inherited, detected, opts.Exclude, inStep)
+	out, changed := merge(sc.out[:0], inherited, detected, opts.Exclude)
 	if !changed && !repair {
 		return Result{Warnings: warnings, Dropped: dropped}
 	}
@@ -204,13 +202,11 @@ func outcome(env []string, oldValue string, oldSet bool, value string, maxEnvByt
 // inherited and detected are sorted by key with distinct keys, and so is the
 // result.
 //
-// An excluded key is left to the user. In the batch step topology would
-// describe the batch node only, yet every later step would inherit it, so
-// it is not written there.
-func merge(dst, inherited, detected []libcarrier.KeyValue, exclude []string, inStep bool) ([]libcarrier.KeyValue, bool) {
-	written := func(key string) bool {
-		return !slices.Contains(exclude, key) && (inStep || !strs.HasPrefix(key, "slurm.topology."))
-	}
+// An excluded key is left to the user. Where each key is written (the
+// job's keys everywhere, the task's only in a step) is the detector's
+// decision, by its rules table.
+func merge(dst, inherited, detected []libcarrier.KeyValue, exclude []string) ([]libcarrier.KeyValue, bool) {
+	written := func(key string) bool { return !slices.Contains(exclude, key) }
 	changed := false
 	i, j := 0, 0
 	for i < len(inherited) || j < len(detected) {
