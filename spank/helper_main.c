@@ -318,7 +318,9 @@ static int place(const struct so_helper_config *cfg, pid_t task,
 		     why, ENV_VAR);
 		return -1;
 	}
-	joined = so_cgroups_join(f, &task_cg, &self_cg, task, why, sizeof(why));
+	joined = so_cgroups_join(f, &task_cg, &self_cg, task,
+				 cfg->drop_creds ? cfg->uid : (uid_t)-1, why,
+				 sizeof(why));
 	if (joined < 0) {
 		note(n, 'E', "not loading the library: %s; %s left unchanged",
 		     why, ENV_VAR);

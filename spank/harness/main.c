@@ -689,7 +689,9 @@ static int cgroup_check(const struct config *c)
 	else
 		printf("headroom=short %s\n", why);
 	if (c->check_join) {
-		j = so_cgroups_join(&f, &task, &self, pid, why, sizeof(why));
+		j = so_cgroups_join(&f, &task, &self, pid,
+				    c->as_uid >= 0 ? (uid_t)c->as_uid : (uid_t)-1,
+				    why, sizeof(why));
 		if (j < 0)
 			printf("join_error=%s\n", why);
 		else
@@ -774,12 +776,13 @@ static void usage(FILE *f)
 "                        one per line; errors (why a library is refused,\n"
 "                        why a task got no value) go to stderr. Implies\n"
 "                        --no-abi-check so an empty library can be timed.\n"
-"  --cgroup-check DIR --pid N [--join]\n"
+"  --cgroup-check DIR --pid N [--join] [--as-user UID]\n"
 "                        no task: find the cgroups of DIR/task.cgroup in\n"
 "                        the fake tree DIR/root (or where DIR/mountinfo\n"
 "                        says), as the process N; print them, the headroom\n"
 "                        verdict and (--join) what joining them from\n"
-"                        DIR/self.cgroup does\n");
+"                        DIR/self.cgroup does (directories not root's are\n"
+"                        joined as UID)\n");
 }
 
 int main(int argc, char **argv)

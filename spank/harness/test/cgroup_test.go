@@ -217,6 +217,41 @@ func TestCgroupFakeTrees(t *testing.T) {
 	l.chmod(t, jn.dir+"/root/unified/job_1/cgroup.procs", 0o444)
 	runChecks(t, []runCheck{{name: "cgroup join: a cgroup that cannot be joined is named", run: jn.check("--join"),
 		want: []string{`^join_error=cannot join the task's cgroup ` + q(jn.path("root/unified/job_1")) + `: Permission denied$`}}})
+
+	// Slurm 22.05 gives the step's cgroup directories to the job's user
+	// (their files stay root's: cgroupfs gives a cgroup's files to whoever
+	// made it), so the task child can make x/ under the step and move into
+	// it before task_init. The helper, root there, joins a cgroup whose
+	// cgroup.procs is not root's only as the job's user could: here x/'s is
+	// the user's but read-only, which root would write through.
+	uc := newTree(t, l, "usercg")
+	stepDir := "slurm/uid_65534/job_1/step_0"
+	uc.write(t, "task.cgroup", "6:freezer:/"+stepDir+"/x\n5:memory:/"+stepDir+"/task_0\n4:pids:/"+stepDir+"\n")
+	uc.write(t, "self.cgroup", "6:freezer:/\n5:memory:/\n4:pids:/\n")
+	for _, c := range []string{"freezer/" + stepDir + "/x", "memory/" + stepDir + "/task_0", "pids/" + stepDir} {
+		uc.cg(t, c)
+	}
+	for _, d := range []string{"freezer/" + stepDir, "freezer/" + stepDir + "/x", "memory/" + stepDir, "memory/" + stepDir + "/task_0", "pids/" + stepDir} {
+		l.chown(t, uc.dir+"/root/"+d, 65534)
+	}
+	userProcs := uc.dir + "/root/freezer/" + stepDir + "/x/cgroup.procs"
+	l.chown(t, userProcs, 65534)
+	l.chmod(t, userProcs, 0o444)
+	asRoot := func(t testing.TB) result {
+		return l.run("--cgroup-check", uc.path(""), "--pid", "4242", "--join", "--as-user", "65534")
+	}
+	runChecks(t, []runCheck{{name: "cgroup join (22.05): a cgroup the user made under the step is joined only with the user's rights",
+		run: asRoot, want: []string{`^join_error=cannot join the task's cgroup ` + q(uc.path("root/freezer/"+stepDir+"/x")) + `: Permission denied$`}}})
+	l.chmod(t, userProcs, 0o644)
+	runChecks(t, []runCheck{{name: "cgroup join (22.05): the user's own cgroup as the user, Slurm's (root's files in the user's directories) as root",
+		run: asRoot, want: []string{`^joined=3$`},
+		then: []followUp{{"cgroup join (22.05): \"0\" written to each cgroup.procs", func(t testing.TB, r result) {
+			for _, c := range []string{"freezer/" + stepDir + "/x", "memory/" + stepDir + "/task_0", "pids/" + stepDir} {
+				if b, _ := os.ReadFile(uc.path("root/" + c + "/cgroup.procs")); string(b) != "4242\n0" {
+					t.Errorf("%s/cgroup.procs: %q", c, b)
+				}
+			}
+		}}}}})
 }
 
 // placement reads the fake library's report of the helper (FAKE_REPORT)
