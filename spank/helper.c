@@ -10,6 +10,9 @@
  * returning.
  */
 #define _GNU_SOURCE
+#if !defined(__x86_64__) && !defined(__aarch64__)
+#error "spank-otel supports x86_64 and aarch64 only: the raw clone of its helper passes clone's arguments in those architectures' order (see the comment above the glibc check below)"
+#endif
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -42,15 +45,13 @@
  * raise() asking the kernel rather than a cached pid (2.25 on). Another C
  * library (musl locks its thread list around fork, and a raw clone would
  * leave the child waiting on it forever) or an architecture whose clone
- * argument order is not written out below is refused here, at build time,
- * rather than at a task's start. (uClibc defines __GLIBC__ too.)
+ * argument order is not written out below is refused at build time,
+ * rather than at a task's start (the architecture before any system
+ * header, whose own errors would come first). uClibc defines __GLIBC__ too.
  */
 #if !defined(__GLIBC__) || defined(__UCLIBC__) || \
 	__GLIBC__ < 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ < 25)
 #error "spank-otel needs glibc 2.25 or later: its helper is started with a raw clone that relies on glibc's fork-time internals (musl and other C libraries are not supported)"
-#endif
-#if !defined(__x86_64__) && !defined(__aarch64__)
-#error "spank-otel supports x86_64 and aarch64 only: the raw clone of its helper passes clone's arguments in those architectures' order"
 #endif
 
 #ifndef CLONE_PIDFD
