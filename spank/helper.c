@@ -35,6 +35,7 @@
 #include "fullio.h"
 #include "helper.h"
 #include "helper_main.h"
+#include "pidfd.h"
 #include "wire.h"
 
 /*
@@ -54,20 +55,8 @@
 #error "spank-otel needs glibc 2.25 or later: its helper is started with a raw clone that relies on glibc's fork-time internals (musl and other C libraries are not supported)"
 #endif
 
-#ifndef CLONE_PIDFD
-#define CLONE_PIDFD 0x00001000
-#endif
 #ifndef PR_GET_TID_ADDRESS
 #define PR_GET_TID_ADDRESS 40
-#endif
-#ifndef P_PIDFD
-#define P_PIDFD 3
-#endif
-#ifndef SYS_pidfd_open
-#define SYS_pidfd_open 434
-#endif
-#ifndef SYS_pidfd_send_signal
-#define SYS_pidfd_send_signal 424
 #endif
 
 #define ENV_VAR "OTEL_RESOURCE_ATTRIBUTES"

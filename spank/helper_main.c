@@ -50,14 +50,12 @@
 #include "fullio.h"
 #include "headroom.h"
 #include "helper_main.h"
+#include "pidfd.h"
 #include "privs.h"
 #include "wire.h"
 
 #ifndef PROC_SUPER_MAGIC
 #define PROC_SUPER_MAGIC 0x9fa0
-#endif
-#ifndef SYS_pidfd_open
-#define SYS_pidfd_open 434
 #endif
 
 #define ENV_VAR "OTEL_RESOURCE_ATTRIBUTES"

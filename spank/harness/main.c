@@ -52,19 +52,10 @@
 #include "../headroom.h"
 #include "../helper.h"
 #include "../libfile.h"
+#include "../pidfd.h"
 #include "../solog.h"
 #include "../wire.h"
 #include "procstate.h"
-
-#ifndef P_PIDFD
-#define P_PIDFD 3
-#endif
-#ifndef SYS_pidfd_open
-#define SYS_pidfd_open 434
-#endif
-#ifndef SYS_pidfd_send_signal
-#define SYS_pidfd_send_signal 424
-#endif
 
 extern char **environ;
 
