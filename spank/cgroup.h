@@ -64,11 +64,16 @@ int so_cgroup_locate(const struct so_cgroup_files *f, const struct so_cgroup *cg
 int so_cgroup_has(const struct so_cgroup *cg, const char *controller);
 
 /* Moves the calling process into every cgroup of task (the cgroups of the
- * process pid) whose path differs from the same hierarchy's in self.
- * Returns the number of cgroups joined, or -1 with why in err (the first
- * failure; the rest are not tried). */
+ * process pid) whose path differs from the same hierarchy's in self. A
+ * cgroup whose cgroup.procs root owns (Slurm made it) is joined with the
+ * caller's rights; any other (on Slurm 22.05 the job's user owns the
+ * step's directory and may make cgroups under it) with user as the
+ * effective uid, so only where user could move a process itself;
+ * (uid_t)-1: always the caller's rights. Returns
+ * the number of cgroups joined, or -1 with why in err (the first failure;
+ * the rest are not tried). */
 int so_cgroups_join(const struct so_cgroup_files *f, const struct so_cgroups *task,
-		    const struct so_cgroups *self, pid_t pid, char *err,
-		    size_t len);
+		    const struct so_cgroups *self, pid_t pid, uid_t user,
+		    char *err, size_t len);
 
 #endif

@@ -15,23 +15,34 @@
 /* The files of one controller in one cgroup version. */
 struct files {
 	const char *limit, *usage;
-	/* memory.stat keys of the page cache; NULL for pids */
-	const char *active_file, *inactive_file;
+	const char *kind; /* the limit's name in a message */
+	/* memory.stat keys of the file pages, and of those of them that
+	 * are dirty or under writeback; NULL for pids */
+	const char *active_file, *inactive_file, *dirty, *writeback;
 };
 
 static const struct files mem_v1 = { "memory.limit_in_bytes",
-				      "memory.usage_in_bytes",
-				      "total_active_file",
-				      "total_inactive_file" };
-static const struct files mem_v2 = { "memory.max", "memory.current",
-				      "active_file", "inactive_file" };
-static const struct files pids_any = { "pids.max", "pids.current", NULL,
-					NULL };
+				      "memory.usage_in_bytes", "limit",
+				      "total_active_file", "total_inactive_file",
+				      "total_dirty", "total_writeback" };
+/* Where swap is accounted (swapaccount=1), v1 charges memory and swap
+ * against one more limit: a job at it cannot swap out to make room. */
+static const struct files memsw_v1 = { "memory.memsw.limit_in_bytes",
+				       "memory.memsw.usage_in_bytes",
+				       "memory+swap limit",
+				       "total_active_file", "total_inactive_file",
+				       "total_dirty", "total_writeback" };
+static const struct files mem_v2 = { "memory.max", "memory.current", "limit",
+				      "active_file", "inactive_file",
+				      "file_dirty", "file_writeback" };
+static const struct files pids_any = { "pids.max", "pids.current", "limit",
+					NULL, NULL, NULL, NULL };
 
 /* The tightest spot found in one controller. */
 struct tightest {
 	unsigned long long room; /* ULLONG_MAX: no limit anywhere */
 	unsigned long long limit, used, cache;
+	const char *kind;
 	char dir[PATH_MAX];
 };
 
@@ -53,12 +64,14 @@ static int read_value(const char *dir, const char *file,
 	return errno || end == buf ? -1 : 0;
 }
 
-/* The page cache of dir: the two keys of its memory.stat, 0 when absent. */
+/* The page cache of dir that the kernel can drop at once: its file pages
+ * less those dirty or under writeback, which must reach the disk first
+ * (and may not, in time, on a slow file system); 0 when unknown. */
 static unsigned long long page_cache(const char *dir, const struct files *f)
 {
 	static char buf[8192];
 	char path[PATH_MAX + 64], *line, *save = NULL;
-	unsigned long long sum = 0;
+	unsigned long long file = 0, busy = 0;
 
 	if (!f->active_file ||
 	    snprintf(path, sizeof(path), "%s/memory.stat", dir) >= (int)sizeof(path) ||
@@ -72,9 +85,11 @@ static unsigned long long page_cache(const char *dir, const struct files *f)
 			continue;
 		*sp = '\0';
 		if (!strcmp(line, f->active_file) || !strcmp(line, f->inactive_file))
-			sum += strtoull(sp + 1, NULL, 10);
+			file += strtoull(sp + 1, NULL, 10);
+		else if (!strcmp(line, f->dirty) || !strcmp(line, f->writeback))
+			busy += strtoull(sp + 1, NULL, 10);
 	}
-	return sum;
+	return file > busy ? file - busy : 0;
 }
 
 /* Looks at dir and every ancestor down to its mount point (the first
@@ -100,6 +115,7 @@ static void walk(const char *start, size_t mount_len, const struct files *f,
 				t->limit = limit;
 				t->used = used;
 				t->cache = cache;
+				t->kind = f->kind;
 				snprintf(t->dir, sizeof(t->dir), "%s", dir);
 			}
 		}
@@ -144,15 +160,17 @@ int so_headroom_ok(const struct so_cgroup_files *f, const struct so_cgroups *tas
 			continue; /* not mounted here: no limit to read */
 		if (memory)
 			walk(dir, mount_len, v2 ? &mem_v2 : &mem_v1, &mem);
+		if (memory && !v2)
+			walk(dir, mount_len, &memsw_v1, &mem);
 		if (tasks)
 			walk(dir, mount_len, &pids_any, &pids);
 	}
 	if (mem.room < SO_HELPER_MEMORY) {
 		snprintf(why, len,
 			 "memory cgroup %s has %llu KiB left of its %llu KiB "
-			 "limit (%llu KiB in use, %llu KiB of that page cache) "
-			 "and the helper needs about %llu KiB",
-			 mem.dir, mem.room >> 10, mem.limit >> 10,
+			 "%s (%llu KiB in use, %llu KiB of that clean page "
+			 "cache) and the helper needs about %llu KiB",
+			 mem.dir, mem.room >> 10, mem.limit >> 10, mem.kind,
 			 mem.used >> 10, mem.cache >> 10, SO_HELPER_MEMORY >> 10);
 		return 0;
 	}

@@ -10,10 +10,12 @@
  * hierarchy's root, and goes on only when the smallest headroom leaves
  * what it needs. It reads a few small files; it scans nothing.
  *
- * Memory in use is what the kernel cannot take back without killing:
- * the usage minus the page cache (active and inactive file pages, which
- * it drops or writes back before it resorts to the OOM killer). A job
- * that has just written files close to its limit still has room.
+ * Memory in use is what the kernel cannot take back at once: the usage
+ * minus the clean page cache (file pages that are neither dirty nor under
+ * writeback, which it drops before it resorts to the OOM killer). Dirty
+ * and writeback pages count as used: they must reach the disk first. On
+ * cgroup v1 with swap accounting the memory+swap limit is read too
+ * (memory.memsw.*): swapping out frees nothing under it.
  */
 #ifndef SPANK_OTEL_HEADROOM_H
 #define SPANK_OTEL_HEADROOM_H

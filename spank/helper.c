@@ -10,12 +10,16 @@
  * returning.
  */
 #define _GNU_SOURCE
+#if !defined(__x86_64__) && !defined(__aarch64__)
+#error "spank-otel supports x86_64 and aarch64 only: the raw clone of its helper passes clone's arguments in those architectures' order (see the comment above the glibc check below)"
+#endif
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,30 +32,31 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "fullio.h"
 #include "helper.h"
 #include "helper_main.h"
+#include "pidfd.h"
 #include "wire.h"
 
-/* A raw clone leaves glibc's copy of the pid in a child stale where glibc
- * still caches it; from 2.25 on getpid() and raise() ask the kernel. */
-#if defined(__GLIBC__) && (__GLIBC__ < 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ < 25))
-#error "glibc 2.25 or later is needed (the helper is started with a raw clone)"
+/*
+ * The helper is started with a raw clone (clone_helper below) that leaves
+ * the child's C library as glibc's own fork() does for a single-threaded
+ * parent. That relies on glibc's internals: the thread descriptor's tid
+ * field behind set_tid_address, the robust-futex list, and getpid() and
+ * raise() asking the kernel rather than a cached pid (2.25 on). Another C
+ * library (musl locks its thread list around fork, and a raw clone would
+ * leave the child waiting on it forever) or an architecture whose clone
+ * argument order is not written out below is refused at build time,
+ * rather than at a task's start (the architecture before any system
+ * header, whose own errors would come first). uClibc defines __GLIBC__ too.
+ */
+#if !defined(__GLIBC__) || defined(__UCLIBC__) || \
+	__GLIBC__ < 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ < 25)
+#error "spank-otel needs glibc 2.25 or later: its helper is started with a raw clone that relies on glibc's fork-time internals (musl and other C libraries are not supported)"
 #endif
 
-#ifndef CLONE_PIDFD
-#define CLONE_PIDFD 0x00001000
-#endif
 #ifndef PR_GET_TID_ADDRESS
 #define PR_GET_TID_ADDRESS 40
-#endif
-#ifndef P_PIDFD
-#define P_PIDFD 3
-#endif
-#ifndef SYS_pidfd_open
-#define SYS_pidfd_open 434
-#endif
-#ifndef SYS_pidfd_send_signal
-#define SYS_pidfd_send_signal 424
 #endif
 
 #define ENV_VAR "OTEL_RESOURCE_ATTRIBUTES"
@@ -135,33 +140,29 @@ static int wait_for(struct so_helper *h, int fd, short events,
 	}
 }
 
+/* What so_io_full waits with on the task's side: the socket or the
+ * deadline, whichever comes first, reading the helper's stderr meanwhile. */
+struct io_wait {
+	struct so_helper *h;
+	long long deadline;
+	struct errtext *e;
+};
+
+static int io_wait(void *ctx, int fd, short events)
+{
+	struct io_wait *w = ctx;
+
+	return wait_for(w->h, fd, events, w->deadline, w->e);
+}
+
 /* Sends all of buf. Returns 0, -1 when the helper is gone (or answered
  * early and closed), -2 at the deadline. */
 static int send_full(struct so_helper *h, const void *buf, size_t len,
 		     long long deadline, struct errtext *e)
 {
-	const char *p = buf;
+	struct io_wait w = { h, deadline, e };
 
-	while (len > 0) {
-		ssize_t n = send(h->sock, p, len, MSG_DONTWAIT | MSG_NOSIGNAL);
-
-		if (n > 0) {
-			p += n;
-			len -= (size_t)n;
-			continue;
-		}
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-			int w = wait_for(h, h->sock, POLLOUT, deadline, e);
-
-			if (w <= 0)
-				return w == 0 ? -2 : -1;
-			continue;
-		}
-		return -1;
-	}
-	return 0;
+	return so_io_full(h->sock, SO_IO_SEND, (void *)buf, len, io_wait, &w);
 }
 
 /* Receives exactly len bytes: 0, -1 at end of file or on an error, -2 at
@@ -169,34 +170,16 @@ static int send_full(struct so_helper *h, const void *buf, size_t len,
 static int recv_full(struct so_helper *h, void *buf, size_t len,
 		     long long deadline, struct errtext *e)
 {
-	char *p = buf;
+	struct io_wait w = { h, deadline, e };
 
-	while (len > 0) {
-		ssize_t n = recv(h->sock, p, len, MSG_DONTWAIT);
-
-		if (n > 0) {
-			p += n;
-			len -= (size_t)n;
-			continue;
-		}
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-			int w = wait_for(h, h->sock, POLLIN, deadline, e);
-
-			if (w <= 0)
-				return w == 0 ? -2 : -1;
-			continue;
-		}
-		return -1;
-	}
-	return 0;
+	return so_io_full(h->sock, SO_IO_RECV, buf, len, io_wait, &w);
 }
 
 /* Sends the request: a header, then every entry with its NUL. Returns as
  * send_full, or -3 when the environment is too large to be a real one. */
 static int send_request(struct so_helper *h, char **envp, long max_env,
-			long long deadline, struct errtext *e)
+			uint32_t helper_ms, long long deadline,
+			struct errtext *e)
 {
 	struct so_wire_request rq;
 	size_t count = 0, bytes = 0, used = 0;
@@ -214,6 +197,7 @@ static int send_request(struct so_helper *h, char **envp, long max_env,
 	rq.env_count = (uint32_t)count;
 	rq.env_bytes = bytes;
 	rq.max_env_bytes = max_env;
+	rq.deadline_ms = helper_ms;
 
 	stage = mmap(NULL, STAGE_BYTES, PROT_READ | PROT_WRITE,
 		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -364,6 +348,75 @@ static void kill_helper(struct so_helper *h, struct end *end)
 		end->kill_errno = errno;
 }
 
+/* Puts a SIGCHLD taken by forget_stop_notices back where it most likely
+ * was: raise() and tgkill() send to the thread, everything else (the
+ * kernel's notices, kill(), sigqueue()) to the process. The siginfo is
+ * the original's; a process may queue any si_code to itself. */
+static void requeue_sigchld(siginfo_t *si)
+{
+	pid_t self = getpid();
+
+	if (si->si_code == SI_TKILL)
+		syscall(SYS_rt_tgsigqueueinfo, self, (pid_t)syscall(SYS_gettid),
+			SIGCHLD, si);
+	else
+		syscall(SYS_rt_sigqueueinfo, self, SIGCHLD, si);
+}
+
+/*
+ * Exit signal 0 covers only the helper's end: the kernel tells a parent
+ * of every stop and continue of a child with SIGCHLD whatever its exit
+ * signal (unless the parent ignores SIGCHLD or set SA_NOCLDSTOP), and a
+ * task that blocks SIGCHLD would carry one sent by a `kill -STOP` of the
+ * helper through execve. Once the helper is reaped (or left behind) this
+ * takes back a pending SIGCHLD whose siginfo names it. A handler that the
+ * task left unblocked has already run; nothing can undo that.
+ *
+ * A standard signal does not queue: one pending SIGCHLD may also stand for
+ * a later change of another child, which the kernel merged into it. So
+ * when any child of the task still has a change to report (waitid with
+ * WNOWAIT, which leaves it to be reported), SIGCHLD stays pending with
+ * that child's details. Private pending signals are taken before the
+ * process's, so at most two are taken and each is put back where it was.
+ */
+static void forget_stop_notices(pid_t helper)
+{
+	struct timespec zero = { 0, 0 };
+	sigset_t pending, chld;
+	siginfo_t si[2];
+	int n = 0, i, dropped = 0;
+
+	if (helper <= 0 || sigpending(&pending) != 0 ||
+	    !sigismember(&pending, SIGCHLD))
+		return;
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	while (n < 2 && sigtimedwait(&chld, &si[n], &zero) == SIGCHLD)
+		n++;
+	for (i = 0; i < n; i++) {
+		int notice = si[i].si_pid == helper &&
+			     (si[i].si_code == CLD_STOPPED ||
+			      si[i].si_code == CLD_CONTINUED ||
+			      si[i].si_code == CLD_TRAPPED);
+
+		if (notice)
+			dropped = 1;
+		else
+			requeue_sigchld(&si[i]);
+	}
+	if (dropped && n == 1) {
+		siginfo_t other;
+
+		memset(&other, 0, sizeof(other));
+		if (waitid(P_ALL, 0, &other, WEXITED | WSTOPPED | WCONTINUED |
+						     WNOHANG | WNOWAIT) == 0 &&
+		    other.si_pid != 0) {
+			other.si_signo = SIGCHLD;
+			requeue_sigchld(&other);
+		}
+	}
+}
+
 /* Ends the helper: lets it end by itself until natural_until, then kills
  * it and reaps it until deadline. Returns 0 when it is gone and reaped,
  * -1 when it was left behind. */
@@ -384,6 +437,7 @@ static int finish(struct so_helper *h, long long natural_until,
 	drain_err(h, e);
 	close_fd(&h->err);
 	close_fd(&h->pidfd);
+	forget_stop_notices(h->pid);
 	h->pid = -1;
 	return gone ? 0 : -1;
 }
@@ -486,22 +540,45 @@ static pid_t clone_helper(int *pidfd)
 	syscall(SYS_get_robust_list, 0, &head, &head_len);
 #if defined(__x86_64__)
 	pid = syscall(SYS_clone, flags, NULL, pidfd, tid, 0UL);
-#elif defined(__aarch64__) || defined(__arm__) || defined(__i386__)
+#else /* aarch64 */
 	pid = syscall(SYS_clone, flags, NULL, pidfd, 0UL, tid);
-#else
-#error "clone's argument order for this architecture is not known here"
 #endif
 	if (pid == 0 && head)
 		syscall(SYS_set_robust_list, head, head_len);
 	return (pid_t)pid;
 }
 
+/*
+ * The helper is born with the job's user as its real uid: the task child
+ * (root here) takes that real uid for the instant of the clone, effective
+ * and saved uid unchanged, and takes its own back right after. kill()
+ * lets a sender signal a target whose real or saved uid is the sender's,
+ * and the kernel sends the parent-death signal only where the dying
+ * parent could: so from the helper's first instruction the task, which
+ * Slurm makes that user right after this callback, can kill it, and its
+ * end kills the helper. A change of the real uid alone leaves the task's
+ * parent-death signal, dumpability and capabilities as they were. Returns
+ * 1 with the task's real uid in *ruid when it lent it, 0 when there was
+ * nothing to do or it could not (a task child that is not root: the
+ * helper's own credential change then says why, if it matters).
+ */
+static int lend_uid(const struct so_helper_config *cfg, uid_t *ruid)
+{
+	uid_t euid, suid;
+
+	if (!cfg->drop_creds || getresuid(ruid, &euid, &suid) != 0 ||
+	    *ruid == cfg->uid)
+		return 0;
+	return syscall(SYS_setresuid, cfg->uid, (uid_t)-1, (uid_t)-1) == 0;
+}
+
 int so_helper_start(struct so_helper *h, const struct so_helper_config *cfg,
 		    const struct so_logger *lg)
 {
 	sigset_t all, old;
-	int sv[2], ep[2], pidfd = -1, threads, probe;
+	int sv[2], ep[2], pidfd = -1, threads, probe, lent;
 	pid_t task = getpid(), pid;
+	uid_t ruid;
 
 	h->pid = -1;
 	h->sock = h->err = h->pidfd = -1;
@@ -542,12 +619,15 @@ int so_helper_start(struct so_helper *h, const struct so_helper_config *cfg,
 	 * them; the task's mask is back as it was right after. */
 	sigfillset(&all);
 	sigprocmask(SIG_SETMASK, &all, &old);
+	lent = lend_uid(cfg, &ruid);
 	pid = clone_helper(&pidfd);
 	if (pid == 0) {
 		close(sv[0]);
 		close(ep[0]);
 		so_helper_main(cfg, task, sv[1], ep[1]);
 	}
+	if (lent)
+		syscall(SYS_setresuid, ruid, (uid_t)-1, (uid_t)-1);
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	close(sv[1]);
 	close(ep[1]);
@@ -601,7 +681,11 @@ enum so_status so_helper_call(struct so_helper *h, char **envp,
 	reserve = timeout / 10 < KILL_RESERVE_US ? timeout / 10 : KILL_RESERVE_US;
 	answer_by = deadline - reserve;
 
-	sent = send_request(h, envp, max_env_bytes, answer_by, &e);
+	/* The helper ends itself once the task has given up on it: after the
+	 * whole timeout and the reserve again, so that a helper the task can
+	 * kill is killed by the task, and the log says so. */
+	sent = send_request(h, envp, max_env_bytes,
+			    (uint32_t)((timeout + reserve) / 1000), answer_by, &e);
 	if (sent == -2)
 		st = SO_TIMEOUT;
 	else if (sent == -3)

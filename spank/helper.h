@@ -9,14 +9,19 @@
  *
  *   slurm_spank_task_init_privileged (task child, still root, before any
  *   plugin's task_init can have joined a container):
- *       so_helper_start() forks the helper. It resets its signals,
- *       descriptors and limits and waits for a request, still root.
+ *       so_helper_start() forks the helper, born with the job's user as
+ *       its real uid (so the task, once Slurm has made it that user, can
+ *       kill it, and its end kills the helper) and root's effective uid.
+ *       It resets its signals, descriptors and limits and waits for a
+ *       request, watching the task through a pidfd.
  *   slurm_spank_task_init (task child, as the user, right before execve):
  *       so_helper_call() sends the task's final environment. By now Slurm
  *       has placed the task: the helper moves itself into the task's
  *       cgroups, CPU mask and process group (if they have room for it),
  *       drops to the job's credentials with no capability left, loads the
  *       library from the descriptor checked in the step parent and answers.
+ *       From the request on it has a deadline of its own (the timeout and
+ *       its reserve again), so it ends by itself wherever it is stuck.
  *       The task reads the answer within the timeout and reaps the helper
  *       (killing it at once if it lingers or did not answer in time).
  *
@@ -25,7 +30,10 @@
  * left pending, an ignored SIGCHLD does not reap it early, and wait(-1)
  * elsewhere in the task does not take it. So its pid stays the task's
  * until the task reaps it, and the task only ever signals it through the
- * pidfd the kernel returned from the clone.
+ * pidfd the kernel returned from the clone. A stop or continue of the
+ * helper still sends the task SIGCHLD (the kernel does so whatever the
+ * exit signal); once the helper is reaped, a pending one naming it is
+ * taken back.
  *
  * The task process itself keeps its single thread, its signal state, its
  * limits and its mappings: it only ever holds three close-on-exec

@@ -3,22 +3,31 @@
  * library is ever loaded (see helper.h for the whole picture).
  *
  * It is forked from the task child in task_init_privileged, while that
- * still runs as root and before Slurm has placed the task. At once it
- * sheds what it must not keep of slurmstepd's: default signal dispositions
- * and an empty mask, only its own descriptors, no core dumps. Then it
- * waits for the task's request (task_init, when the task is placed) and,
- * still root, moves itself into the task's cgroups, CPU mask and process
- * group, so that Slurm accounts, confines and kills it with the task.
- * Only then does it become the job's user with no capability left, and
- * load the library: neither the library's constructors nor the Go runtime
- * ever run with root's rights or outside the job's allocation. It answers
- * exactly one request and exits.
+ * still runs as root and before Slurm has placed the task, and it is born
+ * with the job's user as its real uid (effective and saved uid root, to
+ * place itself later; see so_helper_start): from its first instruction the
+ * task, which Slurm switches to that user right after the callback, may
+ * signal it, and the kernel delivers the parent-death signal from a parent
+ * of that user. First it sheds what
+ * it must not keep of slurmstepd's: default signal dispositions and an
+ * empty mask, only its own descriptors, no core dumps. It waits for the
+ * task's request (task_init, when the task is placed), watching the task
+ * through a pidfd, and from the request on it has a deadline of its own (a
+ * real-time alarm at the default action), so that it ends by itself
+ * whatever happens during placement or the call. Still with root's
+ * effective uid it moves itself into the task's cgroups, CPU mask and
+ * process group, so that Slurm accounts, confines and kills it with the
+ * task. Only then does it become the job's user with no capability left,
+ * and load the library: neither the library's constructors nor the Go
+ * runtime ever run with root's rights or outside the job's allocation. It
+ * answers exactly one request and exits.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -32,13 +41,16 @@
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cgroup.h"
 #include "clock.h"
+#include "fullio.h"
 #include "headroom.h"
 #include "helper_main.h"
+#include "pidfd.h"
 #include "privs.h"
 #include "wire.h"
 
@@ -86,38 +98,51 @@ static void note(struct notes *n, char level, const char *fmt, ...)
 	n->text[n->len++] = '\n';
 }
 
-static int send_all(const void *buf, size_t len)
+/* The helper's side of so_io_full: waits for the socket, or for the task
+ * to end (its pidfd turns readable), which ends the wait with -1. No
+ * deadline here: the alarm armed at the request bounds all of it, and
+ * until the request nothing but the task's end or the socket's may end
+ * the wait (the task may spend any time in other plugins' callbacks). */
+static int helper_wait(void *ctx, int fd, short events)
 {
-	const char *p = buf;
+	int task_fd = *(const int *)ctx;
 
-	while (len > 0) {
-		ssize_t n = send(SOCK_FD, p, len, MSG_NOSIGNAL);
+	for (;;) {
+		struct pollfd p[2] = { { fd, events, 0 }, { task_fd, POLLIN, 0 } };
+		int n = poll(p, task_fd >= 0 ? 2 : 1, -1);
 
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n <= 0)
+		if (n < 0 || (task_fd >= 0 && p[1].revents))
 			return -1;
-		p += n;
-		len -= (size_t)n;
+		if (p[0].revents)
+			return 1;
 	}
-	return 0;
+}
+
+/* Where the helper watches its task: a pidfd, or -1 once it is closed
+ * (before the library is loaded, which sees only its five descriptors). */
+static int task_fd = -1;
+
+static int send_all(const void *buf, size_t len)
+{
+	return so_io_full(SOCK_FD, SO_IO_SEND, (void *)buf, len, helper_wait,
+			  &task_fd);
 }
 
 static int recv_all(void *buf, size_t len)
 {
-	char *p = buf;
+	return so_io_full(SOCK_FD, SO_IO_RECV, buf, len, helper_wait, &task_fd);
+}
 
-	while (len > 0) {
-		ssize_t n = recv(SOCK_FD, p, len, 0);
+/* Has the task ended? Checked between the steps of the placement, so
+ * that a helper whose task went away does not go on joining its cgroups
+ * (the parent-death signal ends it too; this does not depend on it). */
+static int task_gone(void)
+{
+	struct pollfd p = { task_fd, POLLIN, 0 };
 
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
+	return task_fd >= 0 && poll(&p, 1, 0) > 0;
 }
 
 /* Sends the answer and ends the helper. */
@@ -318,7 +343,9 @@ static int place(const struct so_helper_config *cfg, pid_t task,
 		     why, ENV_VAR);
 		return -1;
 	}
-	joined = so_cgroups_join(f, &task_cg, &self_cg, task, why, sizeof(why));
+	joined = so_cgroups_join(f, &task_cg, &self_cg, task,
+				 cfg->drop_creds ? cfg->uid : (uid_t)-1, why,
+				 sizeof(why));
 	if (joined < 0) {
 		note(n, 'E', "not loading the library: %s; %s left unchanged",
 		     why, ENV_VAR);
@@ -334,6 +361,24 @@ static int place(const struct so_helper_config *cfg, pid_t task,
 	note(n, 'D', "helper: joined %d cgroups of the task, CPU %d, process "
 		     "group %d", joined, cpu, (int)getpgid(0));
 	return 0;
+}
+
+/* The helper's own deadline: SIGALRM, at its default action (the
+ * signals were reset, and neither a c-shared Go runtime nor the helper
+ * handles it), ends the helper ms after the request came, wherever it is
+ * then, stopped included. Only a process the v1 freezer froze does not
+ * run to its end (it is in the task's freezer cgroup by then and is
+ * thawed, and so ended, with the job). */
+static void own_deadline(uint32_t ms)
+{
+	struct itimerval t;
+
+	memset(&t, 0, sizeof(t));
+	t.it_value.tv_sec = ms / 1000;
+	t.it_value.tv_usec = (suseconds_t)(ms % 1000) * 1000;
+	if (ms == 0)
+		t.it_value.tv_usec = 1;
+	setitimer(ITIMER_REAL, &t, NULL);
 }
 
 static int drop_creds(const struct so_helper_config *cfg, struct notes *n)
@@ -404,13 +449,20 @@ void so_helper_main(const struct so_helper_config *cfg, pid_t task, int sock,
 	int rc;
 	void *h;
 
-	/* Dies with the task; the task may have ended before this was set. */
+	/* Born with the job's user as its real uid (so_helper_start). Dies
+	 * with the task; the task may have ended before this was set. */
 	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
 	if (getppid() != task)
 		_exit(0);
 	reset_signals();
 	if (arrange_fds(lib->fd, sock, err) != 0)
 		_exit(127); /* no socket to answer on */
+	/* The watch on the task, independent of the parent-death signal
+	 * (which a credential change clears): opened while the task is
+	 * still the parent, so that it names the task and no recycled pid. */
+	task_fd = (int)syscall(SYS_pidfd_open, task, 0);
+	if (task_fd < 0 || getppid() != task)
+		_exit(0);
 	prctl(PR_SET_NAME, "spank-otel", 0, 0, 0);
 	own_limits();
 	expendable();
@@ -421,8 +473,15 @@ void so_helper_main(const struct so_helper_config *cfg, pid_t task, int sock,
 		note(&n, 'E', "the helper process received a damaged request");
 		answer(SO_HELPER_FAILED, -1, NULL, &n, NULL);
 	}
+	own_deadline(rq.deadline_ms);
 	placing = so_monotonic_us();
-	if (place(cfg, task, &n) != 0 || drop_creds(cfg, &n) != 0)
+	if (task_gone())
+		_exit(0);
+	if (place(cfg, task, &n) != 0)
+		answer(SO_HELPER_FAILED, -1, NULL, &n, NULL);
+	if (task_gone())
+		_exit(0);
+	if (drop_creds(cfg, &n) != 0)
 		answer(SO_HELPER_FAILED, -1, NULL, &n, NULL);
 	/* Cleared by the credential change: set again, then make sure the
 	 * task did not die in between. */
@@ -452,6 +511,10 @@ void so_helper_main(const struct so_helper_config *cfg, pid_t task, int sock,
 		answer(SO_REFUSED, -1, NULL, &n, NULL);
 	}
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", LIB_FD);
+	/* The library sees only the five descriptors; from here on the
+	 * parent-death signal and the alarm stand for the watch. */
+	close(task_fd);
+	task_fd = -1;
 	loading = so_monotonic_us();
 	dlerror();
 	if (!(h = dlopen(path, RTLD_NOW | RTLD_LOCAL))) {

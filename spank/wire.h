@@ -29,6 +29,11 @@ struct so_wire_request {
 	uint32_t env_count;
 	uint64_t env_bytes;
 	int64_t max_env_bytes;
+	/* The helper ends itself this long after the request arrives, wherever
+	 * it is then (placing itself, loading, in the library): the
+	 * task has given up on it by then. */
+	uint32_t deadline_ms;
+	uint32_t reserved;
 };
 
 struct so_wire_answer {

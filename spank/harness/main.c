@@ -29,16 +29,20 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <grp.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -48,7 +52,9 @@
 #include "../headroom.h"
 #include "../helper.h"
 #include "../libfile.h"
+#include "../pidfd.h"
 #include "../solog.h"
+#include "../wire.h"
 #include "procstate.h"
 
 extern char **environ;
@@ -65,6 +71,9 @@ struct signals {
 	int sig[MAX_SETUP];
 	int n;
 };
+
+/* How the task child ends before task_init, if it does. */
+enum { TASK_CALLS, TASK_EXITS, TASK_KILLED };
 
 struct config {
 	const char *lib;
@@ -98,6 +107,14 @@ struct config {
 	const char *place_cpus;
 	int place_pgid;
 	int lib_fd; /* move the checked library to this descriptor */
+	/* --watch-helper: the parent looks at the helper while it lives and
+	 * waits this long for it to be gone once the task child has ended */
+	int watch_ms;
+	int watch_w, watch_r; /* task child: pid out, go-ahead in */
+	int task_end;         /* --task-exits, --task-killed */
+	int stop_helper;      /* --stop-helper */
+	int request_only;     /* --request-only */
+	const char *task_cgroup_file; /* --task-cgroup-file */
 	/* --cgroup-check */
 	const char *cgroup_check;
 	long check_pid;
@@ -290,6 +307,8 @@ static char **read_env_file(const char *path)
 	env[n] = NULL;
 	return env;
 }
+
+static long long now_ns(void);
 
 /* Signals a --handle handler saw in the task. */
 static volatile sig_atomic_t handled[_NSIG];
@@ -514,6 +533,78 @@ static void print_log_lines(const char *log)
 	}
 }
 
+/* --watch-helper, the task child's part: hands the helper's pid to the
+ * parent and waits until the parent has looked at the helper. */
+static void show_helper(const struct config *c, pid_t helper)
+{
+	char go;
+
+	if (c->watch_w < 0)
+		return;
+	if (write(c->watch_w, &helper, sizeof(helper)) != sizeof(helper) ||
+	    read(c->watch_r, &go, 1) != 1) {
+		fprintf(stderr, "--watch-helper: the parent is gone\n");
+		_exit(65);
+	}
+}
+
+/* --stop-helper: what the helper's user can do to it between the
+ * callbacks (kill -STOP, kill -CONT; scancel -s STOP once it is in the
+ * job's cgroup): the task, as the user, stops and continues it through
+ * its pidfd, waiting each time until the kernel has seen it (and sent the
+ * task its SIGCHLD). Returns "stopped+continued", or what failed. */
+static const char *stop_and_continue(const struct so_helper *h)
+{
+	siginfo_t si;
+
+	if (syscall(SYS_pidfd_send_signal, h->pidfd, SIGSTOP, NULL, 0) != 0) {
+		fprintf(stderr, "stop: %s\n", strerror(errno));
+		return "cannot-stop";
+	}
+	if (waitid(P_PIDFD, (id_t)h->pidfd, &si, WSTOPPED | WNOWAIT | __WALL) != 0)
+		return "not-stopped";
+	if (syscall(SYS_pidfd_send_signal, h->pidfd, SIGCONT, NULL, 0) != 0)
+		return "cannot-continue";
+	if (waitid(P_PIDFD, (id_t)h->pidfd, &si, WCONTINUED | WNOWAIT | __WALL) != 0)
+		return "not-continued";
+	return "stopped+continued";
+}
+
+/* --request-only: a request as task_init sends it, with no environment,
+ * and then no kill and no reaping within the timeout: the task waits up to
+ * ten times the timeout for the helper to end by itself, then reaps it.
+ * Prints how and when it ended. */
+static int request_only(const struct config *c, struct so_helper *h)
+{
+	struct so_wire_request rq;
+	struct pollfd p = { h->pidfd, POLLIN, 0 };
+	long long t0 = now_ns();
+	siginfo_t si;
+
+	memset(&rq, 0, sizeof(rq));
+	rq.magic = SO_WIRE_REQUEST_MAGIC;
+	rq.max_env_bytes = 1 << 20;
+	rq.deadline_ms = (uint32_t)c->timeout_ms;
+	if (send(h->sock, &rq, sizeof(rq), MSG_NOSIGNAL) != (ssize_t)sizeof(rq)) {
+		printf("request_only=cannot-send\n");
+		return SO_HELPER_FAILED;
+	}
+	if (poll(&p, 1, c->timeout_ms * 10) != 1) {
+		printf("request_only=helper-still-running after %d ms\n",
+		       c->timeout_ms * 10);
+		syscall(SYS_pidfd_send_signal, h->pidfd, SIGKILL, NULL, 0);
+	}
+	memset(&si, 0, sizeof(si));
+	waitid(P_PIDFD, (id_t)h->pidfd, &si, WEXITED | __WALL);
+	if (si.si_code == CLD_KILLED || si.si_code == CLD_DUMPED)
+		printf("helper_end=signal %s after %lld ms\n",
+		       sigabbrev_np(si.si_status), (now_ns() - t0) / 1000000);
+	else
+		printf("helper_end=exit %d after %lld ms\n", si.si_status,
+		       (now_ns() - t0) / 1000000);
+	return SO_TIMEOUT;
+}
+
 static int run_task(const struct config *c, struct so_lib *lib, char **env,
 		    int quiet)
 {
@@ -524,6 +615,7 @@ static int run_task(const struct config *c, struct so_lib *lib, char **env,
 	struct so_result res;
 	enum so_status st;
 	static char diff[1024], line[1024], value[1 << 21], log[1 << 17];
+	static char stop_result[32];
 	long max_env = c->max_env;
 	size_t value_len = 0;
 	int i, rc = 0, have_value = 0, started;
@@ -556,6 +648,7 @@ static int run_task(const struct config *c, struct so_lib *lib, char **env,
 	cfg.exclude = c->exclude;
 	cfg.flags = c->flags;
 	cfg.cpu_index = c->task_index;
+	cfg.cgroup_files.task = c->task_cgroup_file;
 	if (c->as_uid >= 0) {
 		cfg.drop_creds = 1;
 		cfg.uid = (uid_t)c->as_uid;
@@ -590,6 +683,17 @@ static int run_task(const struct config *c, struct so_lib *lib, char **env,
 		else
 			printf("load_in_task=loaded\n");
 	}
+	if (started)
+		show_helper(c, h.pid);
+	if (c->stop_helper && started)
+		snprintf(stop_result, sizeof(stop_result), "%s",
+			 stop_and_continue(&h));
+	if (c->task_end == TASK_EXITS)
+		_exit(0);
+	if (c->task_end == TASK_KILLED)
+		raise(SIGKILL);
+	if (c->request_only && started)
+		return request_only(c, &h);
 	/* task_init */
 	if (started) {
 		st = so_helper_call(&h, env, max_env, c->timeout_ms, &res, lg);
@@ -619,6 +723,8 @@ static int run_task(const struct config *c, struct so_lib *lib, char **env,
 	for (i = 0; i < c->handle.n; i++)
 		printf("handled_%s=%d\n", sigabbrev_np(c->handle.sig[i]),
 		       (int)handled[c->handle.sig[i]]);
+	if (stop_result[0])
+		printf("stop_helper=%s\n", stop_result);
 	if (st == SO_CALLED) {
 		printf("rc=%d\n", rc);
 		if (have_value && c->show_value_len)
@@ -689,7 +795,9 @@ static int cgroup_check(const struct config *c)
 	else
 		printf("headroom=short %s\n", why);
 	if (c->check_join) {
-		j = so_cgroups_join(&f, &task, &self, pid, why, sizeof(why));
+		j = so_cgroups_join(&f, &task, &self, pid,
+				    c->as_uid >= 0 ? (uid_t)c->as_uid : (uid_t)-1,
+				    why, sizeof(why));
 		if (j < 0)
 			printf("join_error=%s\n", why);
 		else
@@ -722,6 +830,101 @@ static int wait_child(pid_t pid, int report)
 		return 128 + WTERMSIG(status);
 	}
 	return WEXITSTATUS(status);
+}
+
+/* The first line of path that starts with key, without it; "" if none. */
+static void proc_line(const char *path, const char *key, char *out, size_t len)
+{
+	char buf[4096], *p;
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	out[0] = '\0';
+	n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return;
+	buf[n] = '\0';
+	for (p = buf; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+		if (!strncmp(p, key, strlen(key))) {
+			size_t k = strcspn(p + strlen(key), "\n");
+
+			snprintf(out, len, "%.*s", (int)k, p + strlen(key));
+			for (p = out; *p; p++)
+				if (*p == '\t')
+					*p = ' ';
+			return;
+		}
+}
+
+/* The whole of a /proc file on one line, its newlines as ';'. */
+static void proc_all(const char *path, char *out, size_t len)
+{
+	ssize_t n;
+	char *p;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	n = fd >= 0 ? read(fd, out, len - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	out[n > 0 ? n : 0] = '\0';
+	for (p = out; *p; p++)
+		if (*p == '\n')
+			*p = ';';
+}
+
+/* --watch-helper, the parent's part: learns the helper's pid from the
+ * task child, looks at the helper once it has started (its name is set
+ * after its first steps), lets the task child go on, and once that has
+ * ended waits up to watch_ms for the helper to be gone. Prints what it
+ * saw; a helper still there at the end is killed (it is this harness's)
+ * and reported as left. Returns the task child's exit code. */
+static int watch_helper(const struct config *c, pid_t task, int pid_r, int go_w)
+{
+	char path[64], comm[64], uid[128], ppid[32], cgroup[4096];
+	struct pollfd p = { -1, POLLIN, 0 };
+	pid_t helper;
+	long long t0;
+	int rc, i;
+
+	if (read(pid_r, &helper, sizeof(helper)) != sizeof(helper)) {
+		close(go_w);
+		return wait_child(task, 1); /* no helper was started */
+	}
+	p.fd = (int)syscall(SYS_pidfd_open, helper, 0);
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)helper);
+	for (i = 0; i < 2000; i++) {
+		proc_line(path, "", comm, sizeof(comm));
+		if (!strcmp(comm, "spank-otel"))
+			break;
+		usleep(1000);
+	}
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)helper);
+	proc_line(path, "Uid:\t", uid, sizeof(uid));
+	proc_line(path, "PPid:\t", ppid, sizeof(ppid));
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)helper);
+	proc_all(path, cgroup, sizeof(cgroup));
+	if (write(go_w, "g", 1) != 1)
+		die("--watch-helper: %s", strerror(errno));
+	close(go_w);
+	rc = wait_child(task, 1);
+	t0 = now_ns();
+	printf("task_pid=%d\nhelper_pid=%d\nhelper_comm=%s\nhelper_uid=%s\n"
+	       "helper_ppid=%s\nhelper_cgroup=%s\n",
+	       (int)task, (int)helper, comm, uid, ppid, cgroup);
+	proc_all("/proc/self/cgroup", cgroup, sizeof(cgroup));
+	printf("harness_cgroup=%s\n", cgroup);
+	if (p.fd < 0) {
+		printf("helper_gone=before the task ended\n");
+	} else if (poll(&p, 1, c->watch_ms) == 1) {
+		printf("helper_gone=within %lld ms\n", (now_ns() - t0) / 1000000);
+	} else {
+		printf("helper_left=pid %d still running %d ms after its task "
+		       "ended; killed now\n", (int)helper, c->watch_ms);
+		syscall(SYS_pidfd_send_signal, p.fd, SIGKILL, NULL, 0);
+	}
+	return rc;
 }
 
 static void usage(FILE *f)
@@ -766,6 +969,21 @@ static void usage(FILE *f)
 "                        cgroup, as slurmstepd's parent does (repeatable)\n"
 "  --place-cpus LIST     ... and sets this CPU mask (\"1\", \"0-3,6\")\n"
 "  --place-pgid          ... and becomes a process group of its own\n"
+"  --task-exits          the task child exits before task_init (after\n"
+"                        placement and --task-user/--as-user)\n"
+"  --task-killed         ... or is killed by SIGKILL there\n"
+"  --stop-helper         between the callbacks the task stops and\n"
+"                        continues the helper; report stop_helper=\n"
+"  --request-only        the task sends a request without environment,\n"
+"                        then neither kills nor reaps the helper until it\n"
+"                        ends by itself (at most 10x --timeout); reports\n"
+"                        helper_end=\n"
+"  --task-cgroup-file F  the helper reads the task's cgroups from F\n"
+"                        instead of /proc/<task>/cgroup\n"
+"  --watch-helper MS     the parent reports the helper's pid, uid, ppid\n"
+"                        and cgroups while it lives, and whether it is gone\n"
+"                        within MS of its task's end (helper_gone=, or\n"
+"                        helper_left= and the helper killed)\n"
 "  --setrlimit R=S:H     task sets limit R (AS, DATA, STACK, NPROC,\n"
 "                        NOFILE) first; sizes take K/M/G or 'unlimited'\n"
 "                        (repeatable)\n"
@@ -774,12 +992,13 @@ static void usage(FILE *f)
 "                        one per line; errors (why a library is refused,\n"
 "                        why a task got no value) go to stderr. Implies\n"
 "                        --no-abi-check so an empty library can be timed.\n"
-"  --cgroup-check DIR --pid N [--join]\n"
+"  --cgroup-check DIR --pid N [--join] [--as-user UID]\n"
 "                        no task: find the cgroups of DIR/task.cgroup in\n"
 "                        the fake tree DIR/root (or where DIR/mountinfo\n"
 "                        says), as the process N; print them, the headroom\n"
 "                        verdict and (--join) what joining them from\n"
-"                        DIR/self.cgroup does\n");
+"                        DIR/self.cgroup does (directories not root's are\n"
+"                        joined as UID)\n");
 }
 
 int main(int argc, char **argv)
@@ -816,6 +1035,12 @@ int main(int argc, char **argv)
 		{ "pid", required_argument, NULL, 'p' },
 		{ "join", no_argument, NULL, 'J' },
 		{ "lib-fd", required_argument, NULL, 'F' },
+		{ "task-exits", no_argument, NULL, 1001 },
+		{ "task-killed", no_argument, NULL, 1002 },
+		{ "stop-helper", no_argument, NULL, 1003 },
+		{ "request-only", no_argument, NULL, 1004 },
+		{ "task-cgroup-file", required_argument, NULL, 1005 },
+		{ "watch-helper", required_argument, NULL, 1006 },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -832,6 +1057,7 @@ int main(int argc, char **argv)
 	c.task_uid = c.task_gid = -1;
 	c.securebits = -1;
 	c.timeout_ms = 2000;
+	c.watch_w = c.watch_r = -1;
 	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		char *end = NULL;
 
@@ -956,6 +1182,26 @@ int main(int argc, char **argv)
 			if (*end || c.lib_fd < 3)
 				die("bad --lib-fd \"%s\"", optarg);
 			break;
+		case 1001:
+			c.task_end = TASK_EXITS;
+			break;
+		case 1002:
+			c.task_end = TASK_KILLED;
+			break;
+		case 1003:
+			c.stop_helper = 1;
+			break;
+		case 1004:
+			c.request_only = 1;
+			break;
+		case 1005:
+			c.task_cgroup_file = optarg;
+			break;
+		case 1006:
+			c.watch_ms = (int)strtol(optarg, &end, 10);
+			if (*end || c.watch_ms <= 0)
+				die("bad --watch-helper \"%s\"", optarg);
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -1023,6 +1269,28 @@ int main(int argc, char **argv)
 		return failed ? 1 : 0;
 	}
 
+	if (c.watch_ms) {
+		int out[2], in[2];
+
+		if (pipe2(out, O_CLOEXEC) != 0 || pipe2(in, O_CLOEXEC) != 0)
+			die("pipe: %s", strerror(errno));
+		fflush(stdout);
+		pid = fork();
+		if (pid < 0)
+			die("fork: %s", strerror(errno));
+		if (pid == 0) {
+			close(out[0]);
+			close(in[1]);
+			c.watch_w = out[1];
+			c.watch_r = in[0];
+			rc = run_task(&c, &lib, env, 0);
+			fflush(stdout);
+			_exit(rc);
+		}
+		close(out[1]);
+		close(in[0]);
+		return watch_helper(&c, pid, out[0], in[1]);
+	}
 	fflush(stdout);
 	pid = fork();
 	if (pid < 0)

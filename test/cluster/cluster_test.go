@@ -50,6 +50,11 @@ func repoRoot(t testing.TB) string {
 // the command's error.
 func clusterCmd(t testing.TB, node string, root bool, stdin io.Reader, argv ...string) (string, string, error) {
 	t.Helper()
+	return clusterExec(node, root, stdin, argv...)
+}
+
+// clusterExec is clusterCmd where there is no test (TestMain).
+func clusterExec(node string, root bool, stdin io.Reader, argv ...string) (string, string, error) {
 	args := []string{"exec", "--slurm", *slurmVersion, "--profile", *profile}
 	if node != "" {
 		args = append(args, "--node", node)
@@ -59,7 +64,7 @@ func clusterCmd(t testing.TB, node string, root bool, stdin io.Reader, argv ...s
 	}
 	args = append(args, "--")
 	args = append(args, argv...)
-	cmd := exec.Command(filepath.Join(repoRoot(t), "test", "slurm-docker", "cluster"), args...)
+	cmd := exec.Command(filepath.Join(repoRoot(nil), "test", "slurm-docker", "cluster"), args...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr, cmd.Stdin = &stdout, &stderr, stdin
 	err := cmd.Run()
@@ -292,6 +297,7 @@ var basicTests = []string{
 	"TestTaskProcessUntouched",
 	"TestContainerPlugin",
 	"TestHelperPlacement",
+	"TestCancelledStepLeavesNoHelper",
 }
 
 func TestMain(m *testing.M) {
@@ -302,5 +308,9 @@ func TestMain(m *testing.M) {
 			os.Exit(2)
 		}
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if !noHelperLeft() {
+		code = 1
+	}
+	os.Exit(code)
 }

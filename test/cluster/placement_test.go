@@ -114,8 +114,11 @@ EOF`, tag, taskPlacement))
 
 // TestMemoryPageCache: a job whose step wrote files close to its memory
 // limit still gets its attributes in the next step. The page cache counts
-// in the cgroup's usage, but the kernel takes it back before it would
-// kill anything, so the helper's room check does not count it as used.
+// in the cgroup's usage, but the kernel takes clean pages back before it
+// would kill anything, so the helper's room check does not count them as
+// used. Dirty ones it does (they must reach the disk first): the file is
+// synced, as a job's finished output is within the kernel's writeback
+// interval.
 func TestMemoryPageCache(t *testing.T) {
 	needSite(t)
 	tag := outDir(t)
@@ -123,7 +126,7 @@ func TestMemoryPageCache(t *testing.T) {
 	fill := "/tmp/spank-otel-" + tag + ".fill"
 	alice(t, submit(fmt.Sprintf(`sbatch --wait -N1 -n1 --mem=64M -o /shared/out/%[1]s/slurm.out <<'EOF'
 #!/bin/bash
-srun -n1 dd if=/dev/zero of=%[2]s bs=1M count=56 status=none
+srun -n1 dd if=/dev/zero of=%[2]s bs=1M count=56 conv=fsync status=none
 srun -n1 bash -c 'grep -E "^(total_)?(in)?active_file |^hierarchical_memory_limit " /sys/fs/cgroup/memory/slurm*/uid_*/job_$SLURM_JOB_ID/memory.stat 2>/dev/null | tr "\n" " " > /shared/out/%[1]s/memory.stat; cat /sys/fs/cgroup/memory/slurm*/uid_*/job_$SLURM_JOB_ID/memory.usage_in_bytes >> /shared/out/%[1]s/memory.stat 2>/dev/null; true'
 srun -n1 -o /shared/out/%[1]s/after-fill.%%t.env env -0
 rm -f %[2]s

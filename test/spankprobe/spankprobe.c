@@ -1,6 +1,6 @@
 /*
  * spankprobe.c - a test-only SPANK plugin for the spank-otel cluster tests.
- * Never installed outside the test cluster. Two roles, from its
+ * Never installed outside the test cluster. Three roles, from its
  * plugstack.conf arguments:
  *
  *   role=probe name=NAME
@@ -20,6 +20,12 @@
  *       --container-env). The result goes into SPANK_CONTAINER as
  *       "ok" or the failing step and its errno text.
  *
+ *   role=hold ms=N
+ *       Sleeps N milliseconds in task_init: placed before spank-otel it
+ *       holds each task between task_init_privileged (the helper started)
+ *       and spank-otel's task_init (the helper asked), where a step
+ *       cancelled while its tasks start finds them.
+ *
  * Every callback returns 0, so a failure shows in the task's environment
  * instead of failing the job.
  */
@@ -34,6 +40,7 @@
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <slurm/spank.h>
@@ -200,5 +207,12 @@ EXPORT int slurm_spank_task_init(spank_t sp, int ac, char **av)
 		probe(sp, name ? name : "X");
 	else if (!strcmp(role, "container"))
 		container(sp, ac, av);
+	else if (!strcmp(role, "hold") && arg(ac, av, "ms")) {
+		long ms = atol(arg(ac, av, "ms"));
+		struct timespec left = { ms / 1000, (ms % 1000) * 1000000L };
+
+		while (nanosleep(&left, &left) != 0 && errno == EINTR)
+			;
+	}
 	return 0;
 }

@@ -109,7 +109,26 @@ func TestCgroupFakeTrees(t *testing.T) {
 	v1.cg(t, job, statV1(1*mib, 1*mib))
 	runChecks(t, []runCheck{{name: "cgroup v1: 60 of 64 MiB in use, 2 MiB of it page cache: no room, the job's cgroup named",
 		run: v1.check(), want: []string{`^headroom=short memory cgroup ` + q(v1.path("root/"+job)) +
-			` has 6144 KiB left of its 65536 KiB limit \(61440 KiB in use, 2048 KiB of that page cache\) and the helper needs about 16384 KiB$`}}})
+			` has 6144 KiB left of its 65536 KiB limit \(61440 KiB in use, 2048 KiB of that clean page cache\) and the helper needs about 16384 KiB$`}}})
+	// Dirty and writeback pages must reach the disk before they can go.
+	v1.cg(t, job, statV1(10*mib, 46*mib)+fmt.Sprintf("\ntotal_dirty %d\ntotal_writeback %d", 30*mib, 16*mib))
+	runChecks(t, []runCheck{{name: "cgroup v1: 56 MiB of page cache, 46 MiB of it dirty or under writeback: only 10 MiB counted free, no room",
+		run: v1.check(), want: []string{`^headroom=short memory cgroup ` + q(v1.path("root/"+job)) +
+			` has 14336 KiB left of its 65536 KiB limit \(61440 KiB in use, 10240 KiB of that clean page cache\)`}}})
+	// Swap accounting: 30 MiB of memory, 26 MiB swapped out, under a
+	// memory+swap limit of 64 MiB: room in memory, none in memory+swap.
+	v1.cg(t, job, fmt.Sprint("memory.usage_in_bytes=", 30*mib), statV1(0, 0),
+		fmt.Sprint("memory.memsw.limit_in_bytes=", 64*mib), fmt.Sprint("memory.memsw.usage_in_bytes=", 56*mib))
+	runChecks(t, []runCheck{{name: "cgroup v1: room under memory.limit_in_bytes, 8 MiB under memory.memsw.limit_in_bytes: no room, that limit named",
+		run: v1.check(), want: []string{`^headroom=short memory cgroup ` + q(v1.path("root/"+job)) +
+			` has 8192 KiB left of its 65536 KiB memory\+swap limit \(57344 KiB in use, 0 KiB of that clean page cache\)`}}})
+	for _, f := range []string{"memory.memsw.limit_in_bytes", "memory.memsw.usage_in_bytes"} {
+		if err := os.Remove(v1.path("root/" + job + "/" + f)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runChecks(t, []runCheck{{name: "cgroup v1: the same without swap accounting (no memory.memsw files): room",
+		run: v1.check(), want: []string{`^headroom=ok$`}}})
 	v1.cg(t, job, "memory.limit_in_bytes="+unlimited)
 	v1.cg(t, step, "pids.max=20", "pids.current=10")
 	runChecks(t, []runCheck{{name: "cgroup v1: a pids cgroup running 10 of 20 tasks: no room", run: v1.check(),
@@ -135,10 +154,14 @@ func TestCgroupFakeTrees(t *testing.T) {
 		want: []string{`^cgroup 0::/` + task + ` dir=` + q(v2.path("root/"+task)) + `$`},
 		then: []followUp{{"cgroup v2: 60 of 64 MiB in use, 56 MiB of it page cache: room for the helper",
 			expectAlso(0, `^headroom=ok$`)}}}})
+	v2.cg(t, job, statV2(8*mib, 48*mib)+fmt.Sprintf("\nfile_dirty %d\nfile_writeback %d", 40*mib, 6*mib))
+	runChecks(t, []runCheck{{name: "cgroup v2: 56 MiB of page cache, 46 MiB of it dirty or under writeback: no room",
+		run: v2.check(), want: []string{`^headroom=short memory cgroup ` + q(v2.path("root/"+job)) +
+			` has 14336 KiB left of its 65536 KiB limit \(61440 KiB in use, 10240 KiB of that clean page cache\)`}}})
 	v2.cg(t, job, statV2(0, 2*mib))
 	runChecks(t, []runCheck{{name: "cgroup v2: 60 of 64 MiB in use, 2 MiB of it page cache: no room", run: v2.check(),
 		want: []string{`^headroom=short memory cgroup ` + q(v2.path("root/"+job)) +
-			` has 6144 KiB left of its 65536 KiB limit \(61440 KiB in use, 2048 KiB of that page cache\)`}}})
+			` has 6144 KiB left of its 65536 KiB limit \(61440 KiB in use, 2048 KiB of that clean page cache\)`}}})
 	v2.cg(t, job, "memory.max=max", "pids.max=12", "pids.current=4")
 	runChecks(t, []runCheck{{name: "cgroup v2: pids.max 12 with 4 running: no room", run: v2.check(),
 		want: []string{`^headroom=short pids cgroup ` + q(v2.path("root/"+job)) + ` runs 4 of its 12 tasks`}}})
@@ -194,6 +217,41 @@ func TestCgroupFakeTrees(t *testing.T) {
 	l.chmod(t, jn.dir+"/root/unified/job_1/cgroup.procs", 0o444)
 	runChecks(t, []runCheck{{name: "cgroup join: a cgroup that cannot be joined is named", run: jn.check("--join"),
 		want: []string{`^join_error=cannot join the task's cgroup ` + q(jn.path("root/unified/job_1")) + `: Permission denied$`}}})
+
+	// Slurm 22.05 gives the step's cgroup directories to the job's user
+	// (their files stay root's: cgroupfs gives a cgroup's files to whoever
+	// made it), so the task child can make x/ under the step and move into
+	// it before task_init. The helper, root there, joins a cgroup whose
+	// cgroup.procs is not root's only as the job's user could: here x/'s is
+	// the user's but read-only, which root would write through.
+	uc := newTree(t, l, "usercg")
+	stepDir := "slurm/uid_65534/job_1/step_0"
+	uc.write(t, "task.cgroup", "6:freezer:/"+stepDir+"/x\n5:memory:/"+stepDir+"/task_0\n4:pids:/"+stepDir+"\n")
+	uc.write(t, "self.cgroup", "6:freezer:/\n5:memory:/\n4:pids:/\n")
+	for _, c := range []string{"freezer/" + stepDir + "/x", "memory/" + stepDir + "/task_0", "pids/" + stepDir} {
+		uc.cg(t, c)
+	}
+	for _, d := range []string{"freezer/" + stepDir, "freezer/" + stepDir + "/x", "memory/" + stepDir, "memory/" + stepDir + "/task_0", "pids/" + stepDir} {
+		l.chown(t, uc.dir+"/root/"+d, 65534)
+	}
+	userProcs := uc.dir + "/root/freezer/" + stepDir + "/x/cgroup.procs"
+	l.chown(t, userProcs, 65534)
+	l.chmod(t, userProcs, 0o444)
+	asRoot := func(t testing.TB) result {
+		return l.run("--cgroup-check", uc.path(""), "--pid", "4242", "--join", "--as-user", "65534")
+	}
+	runChecks(t, []runCheck{{name: "cgroup join (22.05): a cgroup the user made under the step is joined only with the user's rights",
+		run: asRoot, want: []string{`^join_error=cannot join the task's cgroup ` + q(uc.path("root/freezer/"+stepDir+"/x")) + `: Permission denied$`}}})
+	l.chmod(t, userProcs, 0o644)
+	runChecks(t, []runCheck{{name: "cgroup join (22.05): the user's own cgroup as the user, Slurm's (root's files in the user's directories) as root",
+		run: asRoot, want: []string{`^joined=3$`},
+		then: []followUp{{"cgroup join (22.05): \"0\" written to each cgroup.procs", func(t testing.TB, r result) {
+			for _, c := range []string{"freezer/" + stepDir + "/x", "memory/" + stepDir + "/task_0", "pids/" + stepDir} {
+				if b, _ := os.ReadFile(uc.path("root/" + c + "/cgroup.procs")); string(b) != "4242\n0" {
+					t.Errorf("%s/cgroup.procs: %q", c, b)
+				}
+			}
+		}}}}})
 }
 
 // placement reads the fake library's report of the helper (FAKE_REPORT)
@@ -324,16 +382,17 @@ func placementV1(t *testing.T, l *lab, id string) {
 			code: 3, want: []string{`^status=helper-failed$`, `^state=same$`, noRoom}},
 		{name: "memory cgroup with 8 MiB: the library is not loaded", run: withMemory(8, inCg(mem)),
 			code: 3, want: []string{`^status=helper-failed$`, noRoom}},
-		// Page cache: a file of 56 MiB written in the cgroup leaves its usage
-		// near the 64 MiB limit, and the kernel takes the cache back on demand.
-		{name: "memory cgroup of 64 MiB, mostly page cache in use: the helper runs",
+		// Page cache: a file of 56 MiB written in the cgroup (and synced: dirty
+		// pages count as used) leaves its usage near the 64 MiB limit, and the
+		// kernel takes the clean cache back on demand.
+		{name: "memory cgroup of 64 MiB, mostly clean page cache in use: the helper runs",
 			run: withMemory(64, func(t testing.TB) result {
 				pc, err := os.MkdirTemp("/var/tmp", "spank-otel-pc.")
 				if err != nil {
 					t.Fatal(err)
 				}
 				defer os.RemoveAll(pc)
-				if r := inCgroup(mem, "dd", "if=/dev/zero", "of="+pc+"/file", "bs=1M", "count=56", "status=none"); r.code != 0 {
+				if r := inCgroup(mem, "dd", "if=/dev/zero", "of="+pc+"/file", "bs=1M", "count=56", "conv=fsync", "status=none"); r.code != 0 {
 					t.Fatalf("dd: %s", r.out)
 				}
 				used, _ := os.ReadFile(mem + "/memory.usage_in_bytes")

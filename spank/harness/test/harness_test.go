@@ -27,6 +27,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -34,6 +35,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // files are what the tests drive, by flag name: each test asks for those it
@@ -54,12 +57,88 @@ var files = map[string]*string{
 var tally struct{ passed, failed, skipped atomic.Int32 }
 
 func TestMain(m *testing.M) {
+	os.Setenv(markerName, marker)
 	code := m.Run()
 	p, f, s := tally.passed.Load(), tally.failed.Load(), tally.skipped.Load()
 	if p+f+s > 0 {
 		fmt.Printf("harness: %d checks passed, %d failed, %d skipped\n", p, f, s)
 	}
+	if left := leftovers(5 * time.Second); len(left) > 0 {
+		fmt.Printf("harness: FAIL: %d processes the tests started are still running (now killed):\n", len(left))
+		for _, l := range left {
+			fmt.Printf("harness:   %s\n", l)
+		}
+		code = 1
+	} else {
+		fmt.Println("harness: no process the tests started is still running")
+	}
 	os.Exit(code)
+}
+
+// markerName=marker is in the environment of every process the tests start:
+// TestMain sets it in its own, which every command inherits, and a helper
+// (a clone that never executes anything) keeps its parent's. It is unique
+// to this run, so that only processes this run started are ever killed.
+const markerName = "SPANK_OTEL_CTEST_RUN"
+
+var marker = fmt.Sprintf("%d.%d", os.Getpid(), time.Now().UnixNano())
+
+// leftovers waits up to grace for every process with this run's marker to
+// end (a helper killed at the end of a test may still be on its way out),
+// then kills those still there, through a pidfd opened before the marker
+// is read again, so a pid that was reused is never signalled. Returns one
+// line for each: pid, parent, uids, name and command line.
+func leftovers(grace time.Duration) []string {
+	want := []byte(markerName + "=" + marker + "\x00")
+	find := func() []int {
+		var pids []int
+		dirs, _ := os.ReadDir("/proc")
+		for _, d := range dirs {
+			pid, err := strconv.Atoi(d.Name())
+			if err != nil || pid == os.Getpid() {
+				continue
+			}
+			env, err := os.ReadFile(filepath.Join("/proc", d.Name(), "environ"))
+			if err == nil && bytes.Contains(append([]byte{0}, env...), append([]byte{0}, want...)) {
+				pids = append(pids, pid)
+			}
+		}
+		return pids
+	}
+	deadline := time.Now().Add(grace)
+	pids := find()
+	for len(pids) > 0 && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+		pids = find()
+	}
+	var left []string
+	for _, pid := range pids {
+		status, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+		cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		line := fmt.Sprintf("pid %d %s cmdline %q", pid, statusFields(string(status), "Name", "PPid", "Uid"),
+			strings.TrimRight(string(bytes.ReplaceAll(cmdline, []byte{0}, []byte{' '})), " "))
+		if fd, err := unix.PidfdOpen(pid, 0); err == nil {
+			if env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid)); err == nil &&
+				bytes.Contains(append([]byte{0}, env...), append([]byte{0}, want...)) {
+				unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0)
+			}
+			unix.Close(fd)
+		}
+		left = append(left, line)
+	}
+	return left
+}
+
+// statusFields is the named fields of a /proc/PID/status text, "Name=x PPid=y ...".
+func statusFields(status string, names ...string) string {
+	var out []string
+	for _, l := range strings.Split(status, "\n") {
+		name, value, ok := strings.Cut(l, ":")
+		if ok && slices.Contains(names, name) {
+			out = append(out, name+"="+strings.Join(strings.Fields(value), " "))
+		}
+	}
+	return strings.Join(out, " ")
 }
 
 // check runs one named check as a subtest and counts its outcome.

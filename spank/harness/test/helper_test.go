@@ -3,7 +3,10 @@
 package test
 
 import (
+	"os"
 	"regexp"
+	"strconv"
+	"syscall"
 	"testing"
 )
 
@@ -64,9 +67,11 @@ func TestHelperIdentity(t *testing.T) {
 }
 
 // TestTaskState: the task's signal state is exactly what it was, pending
-// signals included (the helper sends no SIGCHLD when it ends); a task that
-// is already multithreaded gets no helper; a helper the task cannot kill
-// costs it timeout= and no more.
+// signals included (the helper sends no SIGCHLD when it ends, and one sent
+// when its user stops or continues it is taken back); a task that is
+// already multithreaded gets no helper; a task that ends before task_init
+// leaves no helper; a placement that stalls ends by the helper's own
+// deadline; a helper the task cannot kill costs it timeout= and no more.
 func TestTaskState(t *testing.T) {
 	l := newLab(t)
 	job := []string{"SLURM_JOB_ID=1"}
@@ -89,15 +94,92 @@ func TestTaskState(t *testing.T) {
 			code: 3, want: []string{`^status=helper-failed$`,
 				`msg error spank-otel: not starting the helper process: the task process runs 2 threads`,
 				`^state=same$`, `^after=threads=2 children=0 `}},
-		// The left-behind path: a helper the task cannot kill (here it stays
-		// root while the task becomes a user) and that does not end is left
-		// behind within timeout=, with one line; it dies with the task
-		// (PR_SET_PDEATHSIG).
+		// What the helper's user can do to it (kill -STOP, kill -CONT): the
+		// kernel sends the parent SIGCHLD for each whatever the exit signal.
+		{name: "signals: the helper stopped and continued by its user, SIGCHLD blocked: none left pending",
+			run:  l.onFake(job, "--as-user", "65534", "--block", "CHLD", "--stop-helper"),
+			want: []string{`^stop_helper=stopped\+continued$`, `^status=called$`, `^state=same$`, `^after=.* pending=- `}},
+		{name: "signals: the helper stopped and continued, a SIGCHLD of the task's own pending before: still pending",
+			run:  l.onFake(job, "--as-user", "65534", "--block", "CHLD", "--raise", "CHLD", "--stop-helper"),
+			want: []string{`^stop_helper=stopped\+continued$`, `^status=called$`, `^state=same$`, `^after=.* pending=CHLD `}},
+		// The helper is born with the job's uid as its real uid: a task that
+		// has become that user and ends before task_init takes the helper
+		// with it (parent-death signal, the helper's watch on its pidfd).
+		{name: "task ends before task_init: the helper is gone within the timeout",
+			run: l.onFake(job, "--as-user", "65534", "--task-exits", "--watch-helper", "2000"),
+			want: []string{`^helper_comm=spank-otel$`, `^helper_gone=within [0-9]+ ms$`, `!helper_left`},
+			then: []followUp{{"task ends before task_init: while it lived the helper was the task's child, " +
+				"of the job's real uid (effective root, to place itself), in the cgroups it started in", helperWhileLiving}}},
+		{name: "task killed before task_init: the helper is gone within the timeout",
+			run:  l.onFake(job, "--as-user", "65534", "--task-killed", "--watch-helper", "2000"),
+			code: 137, want: []string{`^helper_comm=spank-otel$`, `^helper_gone=within [0-9]+ ms$`, `!helper_left`},
+			then: []followUp{{"task killed before task_init: the helper was the task's child, of the job's real uid",
+				helperWhileLiving}}},
+		// A placement that never ends (reading the task's cgroups from a
+		// FIFO no one writes): the helper's own deadline ends it, when the
+		// task does not (the task here sends the request and then waits for
+		// the helper to end by itself).
+		{name: "placement that stalls: ended by the helper's own deadline (SIGALRM at timeout=)",
+			run: func(t testing.TB) result {
+				return l.onFake(job, "--as-user", "65534", "--task-cgroup-file", l.fifo(t, "stall"),
+					"--request-only", "--timeout", "300")(t)
+			},
+			code: 7, want: []string{`^helper_end=signal ALRM after [0-9]+ ms$`},
+			then: []followUp{{"placement that stalls: the deadline is timeout= from the request, not later", func(t testing.TB, r result) {
+				v, _ := r.value(`^helper_end=signal ALRM after ([0-9]+) ms$`)
+				if ms, err := strconv.Atoi(v); err != nil || ms < 300 || ms > 800 {
+					t.Errorf("the helper ended after %q ms, want 300 to 800", v)
+					r.show(t)
+				}
+			}}}},
+		{name: "placement that stalls: the task kills the helper at timeout= and runs as it was",
+			run: func(t testing.TB) result {
+				return l.onFake(job, "--as-user", "65534", "--task-cgroup-file", l.fifo(t, "stall"), "--timeout", "300")(t)
+			},
+			code: 7, want: []string{`^status=timeout$`, `^state=same$`,
+				`msg error spank-otel: the helper process did not answer within 300 ms \(timeout=\); killed it`},
+			then: []followUp{{"placement that stalls: the task waited no longer than timeout=", tookAtMost(300)}}},
+		// The left-behind path: a helper the task cannot kill (here the
+		// harness starts it without a job user, so it keeps root's real
+		// uid, which the plugin never does) and that does not end: the task
+		// leaves it behind within timeout=, with one line, and the helper's
+		// own deadline ends it.
 		{name: "left behind: a helper that cannot be killed costs timeout= and one line",
-			run:  l.onFake([]string{"FAKE_HANG=1"}, "--task-user", "65534", "--timeout", "300"),
+			run: l.onFake([]string{"FAKE_HANG=1"}, "--task-user", "65534", "--timeout", "300", "--watch-helper", "2000"),
 			code: 7, want: []string{`^status=timeout$`,
 				`msg error spank-otel: the helper process could not be killed \(Operation not permitted\) and did not end within 300 ms \(timeout=\); left behind`,
 				`^state=changed children 0 -> 1; $`},
-			then: []followUp{{"left behind: the task waited no longer than timeout=", tookAtMost(300)}}},
+			then: []followUp{
+				{"left behind: the task waited no longer than timeout=", tookAtMost(300)},
+				{"left behind: the helper ends by its own deadline all the same", expectAlso(7,
+					`^helper_uid=0 0 0 0$`, `^helper_gone=within [0-9]+ ms$`, `!helper_left`)}}},
 	})
+}
+
+// helperWhileLiving is a follow-up check of a --watch-helper run: while it
+// lived, the helper was the task's child, with the job's uid (65534) as its
+// real uid and root's effective and saved uid (it had not placed itself
+// yet), in the cgroups of the harness it started from.
+func helperWhileLiving(t testing.TB, r result) {
+	task, _ := r.value(`^task_pid=([0-9]+)$`)
+	ppid, _ := r.value(`^helper_ppid=([0-9]+)$`)
+	uid, _ := r.value(`^helper_uid=(.*)$`)
+	cg, _ := r.value(`^helper_cgroup=(.*)$`)
+	harness, _ := r.value(`^harness_cgroup=(.*)$`)
+	if task == "" || ppid != task || uid != "65534 0 0 0" || cg == "" || cg != harness {
+		t.Errorf("helper ppid %q (task %q), uid %q, cgroup %q (harness %q)", ppid, task, uid, cg, harness)
+		r.show(t)
+	}
+}
+
+// fifo makes the lab's FIFO name, which no one ever writes: a helper that
+// reads its task's cgroups from it waits forever.
+func (l *lab) fifo(t testing.TB, name string) string {
+	t.Helper()
+	p := l.path(name)
+	os.Remove(p)
+	if err := syscall.Mkfifo(p, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
