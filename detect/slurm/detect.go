@@ -83,6 +83,14 @@ func (t *Task) AppendStrings(dst, inherited []libcarrier.KeyValue) ([]libcarrier
 	*v = values{}
 	var warns []libcarrier.Warning
 	var seen keySet // the last entry of each allowlisted key that was read
+	if other, ok := otherJob(inherited, t.Vars.value(varJobID)); ok {
+		// A carrier of another job (one this job was submitted from, with
+		// sbatch, salloc or srun --jobid) names that job: none of its
+		// Slurm keys is this job's. The user's own keys stay (merge).
+		warns = append(warns, libcarrier.Warning{Key: "slurm.job.id.raw",
+			Message: "inherited attributes are job " + libcarrier.Quote(other) + "'s, not this job's: its Slurm keys are replaced"})
+		inherited = nil
+	}
 	for n := len(inherited) - 1; n >= 0; n-- {
 		kv := inherited[n]
 		if i := keyIndex(kv.Key); i >= 0 && !seen.has(i) {
@@ -98,6 +106,24 @@ func (t *Task) AppendStrings(dst, inherited []libcarrier.KeyValue) ([]libcarrier
 		}
 	}
 	return dst, warns
+}
+
+// otherJob reports whether the inherited carrier describes another job
+// than jobID, and which: its last slurm.job.id.raw is set and is not
+// jobID. Every task of a job sees the job's own SLURM_JOB_ID, the steps of
+// an array element and all components of a heterogeneous job included
+// (the leader's), so within one job the two agree.
+func otherJob(inherited []libcarrier.KeyValue, jobID string) (string, bool) {
+	if jobID == "" {
+		return "", false
+	}
+	for n := len(inherited) - 1; n >= 0; n-- {
+		if inherited[n].Key == "slurm.job.id.raw" {
+			raw := inherited[n].Value
+			return raw, raw != "" && raw != jobID
+		}
+	}
+	return "", false
 }
 
 // values are the values of a detection by allowlist index.

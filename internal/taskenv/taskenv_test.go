@@ -75,6 +75,21 @@ func TestCompute(t *testing.T) {
 			absent:  []string{"slurm.topology.addr", "slurm.topology.addr_pattern"},
 		},
 		{
+			name: "a job submitted from another job's task: its own identity, the user's keys kept",
+			env: batch("OTEL_RESOURCE_ATTRIBUTES=slurm.job.id.raw=5,slurm.job.id=5,slurm.head_node.name=c9," +
+				"slurm.topology.addr=c9,nv.dl.job.uuid=U,nv.dl.run.uuid=R,service.name=train"),
+			changed: true,
+			want:    map[string]string{"slurm.job.id": "77", "slurm.job.id.raw": "77", "slurm.head_node.name": "c2", "service.name": "train"},
+			absent:  []string{"nv.dl.run.uuid", "slurm.topology.addr"},
+		},
+		{
+			name:    "a step of another job (srun --jobid): its own identity",
+			env:     step("OTEL_RESOURCE_ATTRIBUTES=slurm.job.id.raw=5,slurm.job.name=outer,slurm.head_node.name=c9"),
+			changed: true,
+			want:    map[string]string{"slurm.job.id": "77", "slurm.job.id.raw": "77", "slurm.topology.addr": "c2"},
+			absent:  []string{"slurm.job.name", "slurm.head_node.name"},
+		},
+		{
 			name:    "batch step drops an inherited topology",
 			env:     batch("OTEL_RESOURCE_ATTRIBUTES=slurm.topology.addr=old"),
 			changed: true,

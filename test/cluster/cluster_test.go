@@ -294,6 +294,7 @@ var basicTests = []string{
 	"TestSrunAlone",
 	"TestSallocWithSrun",
 	"TestArrayJob",
+	"TestJobFromJob",
 	"TestTaskProcessUntouched",
 	"TestContainerPlugin",
 	"TestHelperPlacement",
