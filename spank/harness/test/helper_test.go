@@ -106,7 +106,7 @@ func TestTaskState(t *testing.T) {
 		// has become that user and ends before task_init takes the helper
 		// with it (parent-death signal, the helper's watch on its pidfd).
 		{name: "task ends before task_init: the helper is gone within the timeout",
-			run: l.onFake(job, "--as-user", "65534", "--task-exits", "--watch-helper", "2000"),
+			run:  l.onFake(job, "--as-user", "65534", "--task-exits", "--watch-helper", "2000"),
 			want: []string{`^helper_comm=spank-otel$`, `^helper_gone=within [0-9]+ ms$`, `!helper_left`},
 			then: []followUp{{"task ends before task_init: while it lived the helper was the task's child, " +
 				"of the job's real uid (effective root, to place itself), in the cgroups it started in", helperWhileLiving}}},
@@ -145,7 +145,7 @@ func TestTaskState(t *testing.T) {
 		// leaves it behind within timeout=, with one line, and the helper's
 		// own deadline ends it.
 		{name: "left behind: a helper that cannot be killed costs timeout= and one line",
-			run: l.onFake([]string{"FAKE_HANG=1"}, "--task-user", "65534", "--timeout", "300", "--watch-helper", "2000"),
+			run:  l.onFake([]string{"FAKE_HANG=1"}, "--task-user", "65534", "--timeout", "300", "--watch-helper", "2000"),
 			code: 7, want: []string{`^status=timeout$`,
 				`msg error spank-otel: the helper process could not be killed \(Operation not permitted\) and did not end within 300 ms \(timeout=\); left behind`,
 				`^state=changed children 0 -> 1; $`},
