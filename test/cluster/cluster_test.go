@@ -298,7 +298,6 @@ var basicTests = []string{
 	"TestTaskProcessUntouched",
 	"TestContainerPlugin",
 	"TestHelperPlacement",
-	"TestCancelledStepLeavesNoHelper",
 }
 
 func TestMain(m *testing.M) {
