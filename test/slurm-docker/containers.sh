@@ -68,11 +68,7 @@ enroot_build() {
 pyxis_build() {
 	local ver=$1 archive include recipe
 	archive=$(third_party_archive "$pyxis_archive")
-	include=$repo/build/slurm-headers/$ver/usr/include
-	if [[ ! -f $include/slurm/spank.h ]]; then
-		make -C "$repo" -s headers SLURM="$ver" >&2 || die "make -C $repo headers SLURM=$ver failed"
-	fi
-	[[ -f $include/slurm/spank.h ]] || die "no Slurm $ver headers in $include"
+	include=$(slurm_include "$ver")
 	ensure_packages gcc make
 	recipe=$( {
 		sha256sum <"$archive"
@@ -80,6 +76,18 @@ pyxis_build() {
 		cd "$include" && find slurm -type f | LC_ALL=C sort | xargs sha256sum
 	} | sha256sum | cut -c1-16)
 	cached_build pyxis "${pyxis_archive%.tar.gz}-slurm$ver" "$recipe" "$here/build-pyxis.sh" "$archive" "$include"
+}
+
+# slurm_include VERSION prints the include directory of Slurm VERSION's
+# headers, build/slurm-headers/VERSION/usr/include, made by `make headers`
+# when absent.
+slurm_include() {
+	local ver=$1 include=$repo/build/slurm-headers/$1/usr/include
+	if [[ ! -f $include/slurm/spank.h ]]; then
+		make -C "$repo" -s headers SLURM="$ver" >&2 || die "make -C $repo headers SLURM=$ver failed"
+	fi
+	[[ -f $include/slurm/spank.h ]] || die "no Slurm $ver headers in $include"
+	echo "$include"
 }
 
 # containers_layer_of VERSION: the image the node image is built on.

@@ -24,10 +24,7 @@ ensure_testsuite_layer() {
 	slurm_supported "$ver" || return 0
 	from=$(containers_layer_of "$ver")
 	image=$(node_layer_of "$ver")
-	include=$repo/build/slurm-headers/$ver/usr/include
-	if [[ ! -f $include/slurm/spank.h ]]; then
-		make -C "$repo" -s headers SLURM="$ver" >&2 || die "make -C $repo headers SLURM=$ver failed"
-	fi
+	include=$(slurm_include "$ver")
 	from_id=$(docker image inspect -f '{{.Id}}' "$from")
 	recipe=$( {
 		echo "$from_id"

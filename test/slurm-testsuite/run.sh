@@ -193,8 +193,6 @@ for n in "${nodes[@]}"; do
 	now=$(on "$n" sh -c 'sha256sum /etc/slurm/plugstack.conf '"$conf_d"' 2>/dev/null || :')
 	[ "$now" = "${plugstack_sum[$n]}" ] || die "plugstack.conf of $n was not put back as it was: before ${plugstack_sum[$n]}, now $now"
 done
-on slurmctld sh -c "rm -f /etc/slurm/plugstack.conf.testsuite-saved"
-for n in c1 c2 c3; do on "$n" rm -f /etc/slurm/plugstack.conf.testsuite-saved; done
 
 # --- the table and the gate -----------------------------------------------
 
