@@ -1,0 +1,173 @@
+package gpu
+
+import (
+	"errors"
+	"syscall"
+)
+
+// FS is what [Find] reads of a node's file system. Names are absolute
+// ("/etc/slurm/gres.conf"), as the task would see them.
+type FS interface {
+	// ReadFile returns the contents of the named file.
+	ReadFile(name string) ([]byte, error)
+	// ReadDir returns the names of the entries of the named directory,
+	// "." and ".." excluded, in any order.
+	ReadDir(name string) ([]string, error)
+	// Stat describes the named file, following links, without opening
+	// it: opening a GPU's device node may initialise the GPU.
+	Stat(name string) (Stat, error)
+}
+
+// Stat is what [FS.Stat] tells of a file.
+type Stat struct {
+	CharDevice   bool   // a character device node
+	Major, Minor uint32 // its device number, when CharDevice
+}
+
+// ErrNotExist is the error, or wraps the error, an [FS] returns for a
+// file that does not exist. Find tells it apart from other errors only for
+// the files whose absence has a meaning (cgroup.conf, fake_gpus.conf).
+var ErrNotExist = errors.New("file does not exist")
+
+// Root returns the FS of this machine below the directory dir: Root("/")
+// is the node itself, Root("/srv/copy") a copy of a node's files (for
+// spank-otel task-env --root). It reads with system calls only, so that
+// the per-task library links no os package.
+func Root(dir string) FS {
+	for len(dir) > 1 && dir[len(dir)-1] == '/' {
+		dir = dir[:len(dir)-1]
+	}
+	if dir == "/" {
+		dir = ""
+	}
+	return rootFS{dir: dir}
+}
+
+type rootFS struct{ dir string }
+
+// pathError is an error of one system call on one file.
+type pathError struct {
+	op, name string
+	errno    syscall.Errno
+}
+
+func (e *pathError) Error() string { return e.op + " " + e.name + ": " + e.errno.Error() }
+
+// Is makes errors.Is(err, ErrNotExist) hold for ENOENT and ENOTDIR.
+func (e *pathError) Is(target error) bool {
+	return target == ErrNotExist && (e.errno == syscall.ENOENT || e.errno == syscall.ENOTDIR)
+}
+
+func (e *pathError) Unwrap() error { return e.errno }
+
+func wrap(op, name string, err error) error {
+	if errno, ok := err.(syscall.Errno); ok {
+		return &pathError{op: op, name: name, errno: errno}
+	}
+	return err
+}
+
+// maxFile bounds what ReadFile reads: gres.conf and the driver's files
+// are a few KiB, and a task's helper must not read a huge file.
+const maxFile = 1 << 20
+
+func (r rootFS) ReadFile(name string) ([]byte, error) {
+	path := r.dir + name
+	fd, err := open(path, syscall.O_RDONLY|syscall.O_CLOEXEC|syscall.O_NONBLOCK)
+	if err != nil {
+		return nil, wrap("open", path, err)
+	}
+	defer syscall.Close(fd)
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil {
+		return nil, wrap("fstat", path, err)
+	}
+	// O_NONBLOCK and this check keep a FIFO or device put in place of a
+	// configuration file from blocking or being read.
+	if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
+		return nil, errors.New(path + ": not a regular file")
+	}
+	// Files in /proc report size 0: read until EOF.
+	buf := make([]byte, 0, 4096)
+	for {
+		if len(buf) == cap(buf) {
+			if len(buf) >= maxFile {
+				return nil, errors.New(path + ": larger than 1 MiB")
+			}
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := syscall.Read(fd, buf[len(buf):cap(buf)])
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, wrap("read", path, err)
+		}
+		if n == 0 {
+			return buf, nil
+		}
+		buf = buf[:len(buf)+n]
+	}
+}
+
+func (r rootFS) ReadDir(name string) ([]string, error) {
+	path := r.dir + name
+	fd, err := open(path, syscall.O_RDONLY|syscall.O_CLOEXEC|syscall.O_DIRECTORY)
+	if err != nil {
+		return nil, wrap("open", path, err)
+	}
+	defer syscall.Close(fd)
+	var names []string
+	buf := make([]byte, 4096)
+	for {
+		n, err := syscall.ReadDirent(fd, buf)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, wrap("getdents", path, err)
+		}
+		if n <= 0 {
+			return names, nil
+		}
+		_, _, names = syscall.ParseDirent(buf[:n], -1, names)
+	}
+}
+
+func (r rootFS) Stat(name string) (Stat, error) {
+	path := r.dir + name
+	var st syscall.Stat_t
+	for {
+		err := syscall.Stat(path, &st)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return Stat{}, wrap("stat", path, err)
+		}
+		break
+	}
+	if st.Mode&syscall.S_IFMT != syscall.S_IFCHR {
+		return Stat{}, nil
+	}
+	return Stat{CharDevice: true, Major: devMajor(st.Rdev), Minor: devMinor(st.Rdev)}, nil
+}
+
+func open(path string, mode int) (int, error) {
+	for {
+		fd, err := syscall.Open(path, mode, 0)
+		if err != syscall.EINTR {
+			return fd, err
+		}
+	}
+}
+
+// devMajor and devMinor split a Linux dev_t as glibc's major(3) and
+// minor(3) do.
+func devMajor(dev uint64) uint32 {
+	return uint32((dev>>8)&0xfff) | uint32((dev>>32)&^0xfff)
+}
+
+func devMinor(dev uint64) uint32 {
+	return uint32(dev&0xff) | uint32((dev>>12)&^0xff)
+}
