@@ -26,15 +26,58 @@ configure() {
 		for f in "profile-$profile.conf" "slurm-$version.conf" "slurm-$profile-$version.conf"; do
 			[ ! -f "$confdir/$f" ] || { echo; cat "$confdir/$f"; }
 		done
-	} | sed "s/@CPUS@/$cpus/g" >/etc/slurm/slurm.conf
+	} | sed -e "s/@CPUS@/$cpus/g" -e "s/@GRES@/$(gpu_gres)/g" >/etc/slurm/slurm.conf
 	site_plugins
-	rm -f /etc/slurm/cgroup.conf
+	rm -f /etc/slurm/cgroup.conf /etc/slurm/gres.conf
 	for f in "cgroup-$profile-$version.conf" "cgroup-$profile.conf"; do
 		if [ -f "$confdir/$f" ]; then
 			cp "$confdir/$f" /etc/slurm/cgroup.conf
 			break
 		fi
 	done
+	if has_gpus; then
+		cp "$confdir/gres-$profile.conf" /etc/slurm/gres.conf
+		# Each task may open only the GPUs it was given.
+		echo ConstrainDevices=yes >>/etc/slurm/cgroup.conf
+	fi
+}
+
+# has_gpus: whether the nodes of this profile and release have fake GPUs:
+# slurm-<profile>-<version>.conf sets GresTypes=gpu.
+has_gpus() {
+	version=$(cat "$confdir/version")
+	grep -qs '^GresTypes=gpu$' "$confdir/slurm-$profile-$version.conf"
+}
+
+# gpu_gres: the nodes' Gres= in slurm.conf, with a trailing space, or "".
+gpu_gres() {
+	! has_gpus || printf 'Gres=gpu:4 '
+}
+
+# fake_gpus: four fake NVIDIA GPUs on a compute node, as the driver shows
+# them, for the cluster tests of issue 34 (../shared/notes/
+# fake-gpu-driver-tree.md): device nodes /dev/nvidia0-3 (major 195, no
+# driver behind them), and a driver tree /proc/driver/nvidia/gpus/<pci>/
+# information whose UUIDs are unique per node. runc refuses a volume under
+# /proc; a bind mount made in the container works (CAP_SYS_ADMIN), as the
+# NVIDIA container toolkit's hook does it.
+fake_gpus() {
+	has_gpus || return 0
+	tree=/run/spank-otel-fake-driver
+	rm -rf "$tree"
+	for i in 0 1 2 3; do
+		[ -c "/dev/nvidia$i" ] || mknod -m 0666 "/dev/nvidia$i" c 195 "$i"
+		pci=$(printf '0000:%02x:00.0' $((0x1b + i * 16)))
+		sum=$(printf '%s' "$(hostname)/$i" | md5sum)
+		uuid=$(printf '%s' "$sum" | sed -E 's/^(.{8})(.{4})(.{4})(.{4})(.{12}).*/\1-\2-\3-\4-\5/')
+		mkdir -p "$tree/nvidia/gpus/$pci"
+		# The real file's shape: tabs and spaces after each name.
+		printf 'Model: \t\t NVIDIA Fake GPU\nIRQ:   \t\t 0\nGPU UUID: \t GPU-%s\nBus Location: \t %s\nDevice Minor: \t %d\nGPU Excluded:\t No\n' \
+			"$uuid" "$pci" "$i" >"$tree/nvidia/gpus/$pci/information"
+	done
+	chmod -R a+rX "$tree"
+	mountpoint -q /proc/driver && umount /proc/driver
+	mount --bind "$tree" /proc/driver
 }
 
 # The container's own part of the host's cgroup v1 hierarchies, writable:
@@ -89,6 +132,7 @@ slurmctld)
 	;;
 slurmd)
 	configure
+	fake_gpus
 	start_munge
 	install -d -m 0755 /var/lib/slurm/slurmd /var/log/slurm
 	# The site profile's slurmd runs in a cgroup namespace of its own.
@@ -102,8 +146,9 @@ slurmd-cgroupns)
 slurmd-configless)
 	# What slurmctld sends replaces these; plugstack.conf.d stays, as an
 	# admin's files on the node would.
-	rm -f /etc/slurm/slurm.conf /etc/slurm/cgroup.conf /etc/slurm/plugstack.conf
+	rm -f /etc/slurm/slurm.conf /etc/slurm/cgroup.conf /etc/slurm/gres.conf /etc/slurm/plugstack.conf
 	site_plugins
+	fake_gpus
 	start_munge
 	install -d -m 0755 /var/lib/slurm/slurmd /var/log/slurm
 	export SPANK_OTEL_SLURMD_ARGS="--conf-server slurmctld"

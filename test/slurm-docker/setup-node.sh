@@ -17,7 +17,7 @@ install -m 0755 "$src/entrypoint.sh" /usr/local/sbin/spank-otel-entrypoint
 # cgroup.conf from them for the profile the cluster runs (basic or site).
 confdir=/etc/slurm/spank-otel
 install -d -m 0755 "$confdir"
-for f in "$src"/slurm.conf "$src"/profile-*.conf "$src"/slurm-*.conf "$src"/cgroup-*.conf; do
+for f in "$src"/slurm.conf "$src"/profile-*.conf "$src"/slurm-*.conf "$src"/cgroup-*.conf "$src"/gres-*.conf; do
 	[ ! -f "$f" ] || install -m 0644 "$f" "$confdir/"
 done
 echo "$version" >"$confdir/version"
