@@ -21,6 +21,7 @@ import (
 	"strconv"
 	"unsafe"
 
+	"github.com/spank-otel/spank-otel/detect/gpu"
 	"github.com/spank-otel/spank-otel/internal/strs"
 	"github.com/spank-otel/spank-otel/internal/taskenv"
 	"github.com/spank-otel/spank-otel/libcarrier"
@@ -98,6 +99,7 @@ func options(req *C.struct_so_task_request) taskenv.Options {
 		Exec: taskenv.Exec{StackLimit: uint64(req.stack_limit),
 			ArgCount: int(min(req.argv_count, maxArgs)), ArgBytes: int(min(req.argv_bytes, maxArgs))},
 		Ranks: req.flags&C.SO_REQ_RANK != 0,
+		GPUs:  gpu.Root("/"),
 	}
 	if req.flags&C.SO_REQ_STEP != 0 {
 		step := uint32(req.step_id)
@@ -207,7 +209,7 @@ const (
 
 // logLines renders the result for the shim: the reason it was left alone
 // at error level (the user must know), what the repair dropped at info,
-// the warnings at verbose.
+// the warnings at verbose, why a task's GPUs are not named at debug.
 func logLines(res taskenv.Result) string {
 	var b strs.Builder
 	if res.Reason != "" {
@@ -217,6 +219,7 @@ func logLines(res taskenv.Result) string {
 	}
 	writeCapped(&b, lineInfo, "entries dropped", res.Dropped)
 	writeCapped(&b, lineVerbose, "warnings", res.Warnings)
+	writeCapped(&b, lineDebug, "notes", res.Debug)
 	return b.String()
 }
 

@@ -24,6 +24,7 @@ func IsIntegerKey(key string) bool {
 		"nv.dl.training.target.train_iters",
 		"nv.dl.training.target.train_samples",
 		"nv.dl.training.target.train_tokens",
+		"nv.gpu.count",
 		"nv.gpu.index",
 		"nv.gpu.memory_total",
 		"slurm.array.count",

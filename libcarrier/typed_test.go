@@ -15,7 +15,7 @@ var integerKeys = []string{
 	"nv.dl.training.config.global_batch_size", "nv.dl.training.config.micro_batch_size",
 	"nv.dl.training.config.sequence_length", "nv.dl.training.target.train_iters",
 	"nv.dl.training.target.train_samples", "nv.dl.training.target.train_tokens",
-	"nv.gpu.index", "nv.gpu.memory_total",
+	"nv.gpu.count", "nv.gpu.index", "nv.gpu.memory_total",
 	"slurm.array.count", "slurm.nnodes", "slurm.ntasks", "slurm.restart_count",
 }
 
@@ -27,7 +27,7 @@ func TestIsIntegerKey(t *testing.T) {
 	}
 	for _, k := range []string{
 		"", "slurm.job.id", "slurm.array.task_id", "slurm.array.job_id", "nv.dl.job.uuid",
-		"nv.dl.rank ", " nv.dl.rank", "NV.DL.RANK", "nv.dl", "nv.gpu.count", "host.gpu.count",
+		"nv.dl.rank ", " nv.dl.rank", "NV.DL.RANK", "nv.dl", "nv.gpu.uuids", "host.gpu.count",
 		"process.pid", "slurm.torchelastic.restart_count",
 	} {
 		if libcarrier.IsIntegerKey(k) {

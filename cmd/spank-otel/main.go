@@ -28,6 +28,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/spank-otel/spank-otel/detect"
+	"github.com/spank-otel/spank-otel/detect/gpu"
 	"github.com/spank-otel/spank-otel/detect/nvidiasmi"
 	"github.com/spank-otel/spank-otel/environ"
 	"github.com/spank-otel/spank-otel/internal/taskenv"
@@ -71,6 +72,7 @@ type cli struct {
 	stage          string
 	stepID         string
 	rank           string
+	root           string
 	runID          string
 }
 
@@ -81,13 +83,15 @@ func commands() []command {
 		func(c *cli) *string { return &c.stepID }}
 	rank := &stringFlag{"rank", "on: also write nv.dl.rank, nv.dl.world_size and nv.dl.local_rank, as the plugin's --otel-rank (default off)",
 		func(c *cli) *string { return &c.rank }}
+	root := &stringFlag{"root", "the file system root where a step's task finds its GPUs (gres.conf, /dev, /proc/driver/nvidia), as the plugin reads / (default /)",
+		func(c *cli) *string { return &c.root }}
 	runID := &stringFlag{"run-id", "run id to use outside Slurm (default: $TORCHELASTIC_RUN_ID)",
 		func(c *cli) *string { return &c.runID }}
 	return []command{
-		{name: "task-env", args: "[--step-id N] [--rank on|off]", run: (*cli).taskEnv, flags: []*stringFlag{stepID, rank},
+		{name: "task-env", args: "[--step-id N] [--rank on|off] [--root DIR]", run: (*cli).taskEnv, flags: []*stringFlag{stepID, rank, root},
 			summary: "print the OTEL_RESOURCE_ATTRIBUTES value the plugin would write for this environment"},
-		{name: "export", args: "[--stage sbatch|task] [--step-id N] [--rank on|off]", run: (*cli).export,
-			flags:   []*stringFlag{stage, stepID, rank},
+		{name: "export", args: "[--stage sbatch|task] [--step-id N] [--rank on|off] [--root DIR]", run: (*cli).export,
+			flags:   []*stringFlag{stage, stepID, rank, root},
 			summary: "print it as a shell export line, for eval in a batch script or TaskProlog"},
 		{name: "decode", args: "[VALUE]", run: (*cli).decode,
 			summary: "decode VALUE (default: $OTEL_RESOURCE_ATTRIBUTES) into a JSON object of strings"},
@@ -163,7 +167,11 @@ func (c *cli) noArgs(name string, args []string) bool {
 
 // options are the Options of the command's flags, or why they are wrong.
 func (c *cli) options(stage taskenv.Stage) (taskenv.Options, error) {
-	opts := taskenv.Options{MaxEnvBytes: c.maxEnvBytes, Stage: stage}
+	root := c.root
+	if root == "" {
+		root = "/"
+	}
+	opts := taskenv.Options{MaxEnvBytes: c.maxEnvBytes, Stage: stage, GPUs: gpu.Root(root)}
 	switch c.rank {
 	case "", "off":
 	case "on":
@@ -211,6 +219,11 @@ func (c *cli) compute(opts taskenv.Options) (string, bool) {
 		fmt.Fprintf(c.stderr, "spank-otel: %s: %s\n", libcarrier.EnvVar, w)
 	}
 	c.warn(res.Warnings)
+	// What the plugin logs at debug level only, such as why a task that
+	// names GPUs gets no GPU keys: the admin who runs this asked.
+	for _, w := range res.Debug {
+		fmt.Fprintf(c.stderr, "spank-otel: note: %s\n", w)
+	}
 	if res.Reason != "" {
 		fmt.Fprintf(c.stderr, "spank-otel: %s\n", res.Reason)
 	}

@@ -168,3 +168,27 @@ func TestBudget(t *testing.T) {
 func uuidOf(name string) string {
 	return uuid.NewSHA1(uuid.NameSpaceURL, []byte(name)).String()
 }
+
+// TestRootFlag: task-env and export find a step task's GPUs below --root
+// (default /), as the plugin does below /, and say why they find none.
+// The directory holds a node's gres.conf and driver tree but no device
+// node, which only root can make: the note names the file it looked for
+// under the root given.
+func TestRootFlag(t *testing.T) {
+	env := append([]string{"SLURM_CONF=/etc/slurm/slurm.conf", "CUDA_VISIBLE_DEVICES=0",
+		"SLURM_STEP_GPUS=0", "SLURM_GPUS_ON_NODE=1"}, slurmStep...)
+	root := "../../detect/gpu/testdata/node"
+	for _, args := range [][]string{
+		{"task-env", "--root", root},
+		{"export", "--root", root},
+	} {
+		code, stdout, stderr := invoke(args, env)
+		assert.Equal(t, code, exitOK, stderr)
+		assert.Assert(t, !strings.Contains(stdout, "nv.gpu."), stdout)
+		assert.Assert(t, strings.Contains(stderr, `spank-otel: note: key "nv.gpu.uuids": no GPU UUIDs: stat `+root+"/dev/nvidia0: no such file or directory"), stderr)
+	}
+	// An empty root has no gres.conf.
+	code, _, stderr := invoke([]string{"task-env", "--root", t.TempDir()}, env)
+	assert.Equal(t, code, exitOK, stderr)
+	assert.Assert(t, strings.Contains(stderr, "/etc/slurm/gres.conf: no such file or directory"), stderr)
+}

@@ -30,13 +30,15 @@ type gresConf struct {
 func parseGresConf(text []byte, node string) (gresConf, error) {
 	var conf gresConf
 	var lineAuto, globalAuto string
-	for line := range confLines(text) {
+	lines := lineReader{text: text}
+	for line, ok := lines.next(); ok; line, ok = lines.next() {
 		var name, file, nodes, auto string
 		hasFile := false
-		for key, value := range confPairs(line) {
+		pairs := pairReader{line: line, first: true}
+		for key, value, ok := pairs.next(); ok; key, value, ok = pairs.next() {
 			switch {
 			case key == "":
-				return conf, errors.New("gres.conf: " + value)
+				return conf, confError("gres.conf: ", value, "")
 			case equalFold(key, "Name"):
 				name = value
 			case equalFold(key, "File"), equalFold(key, "Files"):
@@ -54,7 +56,7 @@ func parseGresConf(text []byte, node string) (gresConf, error) {
 		if nodes != "" {
 			match, err := hostlistHas(nodes, node)
 			if err != nil {
-				return conf, errors.New("gres.conf: NodeName=" + nodes + ": " + err.Error())
+				return conf, confError("gres.conf: NodeName=", nodes, ": "+err.Error())
 			}
 			if !match {
 				continue
@@ -74,11 +76,8 @@ func parseGresConf(text []byte, node string) (gresConf, error) {
 			conf.files = append(conf.files, "")
 			continue
 		}
-		err := hostlistEach(file, func(f string) {
-			conf.files = append(conf.files, f)
-		})
-		if err != nil {
-			return conf, errors.New("gres.conf: File=" + file + ": " + err.Error())
+		if err := conf.addFiles(file); err != nil {
+			return conf, err
 		}
 	}
 	// A node's own AutoDetect wins over the global one (interfaces/gres.c).
@@ -94,7 +93,7 @@ func parseGresConf(text []byte, node string) (gresConf, error) {
 	case containsFold(auto, "nvidia"):
 		conf.auto = autoNVIDIA
 	default:
-		return conf, errors.New("gres.conf: AutoDetect=" + auto + " names no NVIDIA GPU")
+		return conf, confError("gres.conf: AutoDetect=", auto, " names no NVIDIA GPU")
 	}
 	if conf.auto == autoOff {
 		for _, f := range conf.files {
@@ -116,11 +115,32 @@ func parseGresConf(text []byte, node string) (gresConf, error) {
 	return conf, nil
 }
 
+// addFiles appends the device files of a File= value.
+//
+//go:noinline
+func (c *gresConf) addFiles(file string) error {
+	err := hostlistEach(file, func(f string) {
+		c.files = append(c.files, f)
+	})
+	if err != nil {
+		return confError("gres.conf: File=", file, ": "+err.Error())
+	}
+	return nil
+}
+
+// confError is the error of a, b and c joined, built in a frame of its
+// own, off the parser's (the task path's 4 KB stack).
+//
+//go:noinline
+func confError(a, b, c string) error { return errors.New(a + b + c) }
+
 // constrainDevices reports cgroup.conf's ConstrainDevices (default no).
 func constrainDevices(text []byte) (bool, error) {
 	on := false
-	for line := range confLines(text) {
-		for key, value := range confPairs(line) {
+	lines := lineReader{text: text}
+	for line, ok := lines.next(); ok; line, ok = lines.next() {
+		pairs := pairReader{line: line, first: true}
+		for key, value, ok := pairs.next(); ok; key, value, ok = pairs.next() {
 			if key == "" {
 				return false, errors.New("cgroup.conf: " + value)
 			}
@@ -139,45 +159,53 @@ func constrainDevices(text []byte) (bool, error) {
 	return on, nil
 }
 
-// confLines yields the logical lines of a Slurm configuration file:
+// lineReader reads the logical lines of a Slurm configuration file:
 // comments removed, a line ending in a backslash joined to the next.
-func confLines(text []byte) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		var joined []byte
-		for len(text) > 0 {
-			end := 0
-			for end < len(text) && text[end] != '\n' {
-				end++
-			}
-			line := text[:end]
-			if end < len(text) {
-				end++
-			}
-			text = text[end:]
-			if i := commentStart(line); i >= 0 {
-				line = line[:i]
-			}
-			line = unescapeHash(trimSpace(line))
-			if n := len(line); n > 0 && line[n-1] == '\\' {
-				joined = append(joined, line[:n-1]...)
-				joined = append(joined, ' ')
-				continue
-			}
-			var s string
-			if joined != nil {
-				s = string(append(joined, line...))
-				joined = nil
-			} else {
-				s = string(line)
-			}
-			if s != "" && !yield(s) {
-				return
-			}
+// A loop, not an iterator: the iterator's closures would nest their frames
+// on the task path's stack.
+type lineReader struct {
+	text []byte
+}
+
+// next returns the next line that is not blank, and false at the end.
+//
+//go:noinline
+func (r *lineReader) next() (string, bool) {
+	var joined []byte
+	for len(r.text) > 0 {
+		end := 0
+		for end < len(r.text) && r.text[end] != '\n' {
+			end++
 		}
-		if len(joined) > 0 {
-			yield(string(joined))
+		line := r.text[:end]
+		if end < len(r.text) {
+			end++
+		}
+		r.text = r.text[end:]
+		if i := commentStart(line); i >= 0 {
+			line = line[:i]
+		}
+		line = unescapeHash(trimSpace(line))
+		if n := len(line); n > 0 && line[n-1] == '\\' {
+			joined = append(joined, line[:n-1]...)
+			joined = append(joined, ' ')
+			continue
+		}
+		var s string
+		if joined != nil {
+			s = string(append(joined, line...))
+			joined = nil
+		} else {
+			s = string(line)
+		}
+		if s != "" {
+			return s, true
 		}
 	}
+	if len(joined) > 0 {
+		return string(joined), true
+	}
+	return "", false
 }
 
 // commentStart returns where a '#' that is not escaped by a backslash
@@ -220,56 +248,57 @@ func trimSpace(b []byte) []byte {
 	return b
 }
 
-// confPairs yields the Key=Value pairs of a line, a value in double
-// quotes taken whole. A word without '=' is yielded with an empty key and
-// a message as its value, except Slurm's "include" directive, yielded as
-// the key Include.
-func confPairs(line string) func(func(string, string) bool) {
-	return func(yield func(string, string) bool) {
-		first := true
-		for {
-			for line != "" && isSpace(line[0]) {
-				line = line[1:]
-			}
-			if line == "" {
-				return
-			}
-			end := 0
-			for end < len(line) && !isSpace(line[end]) && line[end] != '=' {
-				end++
-			}
-			key := line[:end]
-			line = line[end:]
-			if line == "" || line[0] != '=' {
-				if first && equalFold(key, "include") {
-					yield("Include", line)
-				} else {
-					yield("", "a word without '=': "+key)
-				}
-				return
-			}
-			line = line[1:]
-			var value string
-			if line != "" && line[0] == '"' {
-				end := strs.IndexByte(line[1:], '"')
-				if end < 0 {
-					yield("", "an unterminated quote after "+key+"=")
-					return
-				}
-				value, line = line[1:1+end], line[2+end:]
-			} else {
-				end := 0
-				for end < len(line) && !isSpace(line[end]) {
-					end++
-				}
-				value, line = line[:end], line[end:]
-			}
-			first = false
-			if !yield(key, value) {
-				return
-			}
-		}
+// pairReader reads the Key=Value pairs of a line, a value in double
+// quotes taken whole. A word without '=' is returned with an empty key and
+// a message as its value, except Slurm's "include" directive, returned as
+// the key Include; either ends the line.
+type pairReader struct {
+	line  string
+	first bool // no pair read yet
+}
+
+// next returns the next pair, and false at the end of the line.
+//
+//go:noinline
+func (r *pairReader) next() (key, value string, ok bool) {
+	line := r.line
+	for line != "" && isSpace(line[0]) {
+		line = line[1:]
 	}
+	if line == "" {
+		r.line = ""
+		return "", "", false
+	}
+	end := 0
+	for end < len(line) && !isSpace(line[end]) && line[end] != '=' {
+		end++
+	}
+	key, line = line[:end], line[end:]
+	first := r.first
+	r.first = false
+	if line == "" || line[0] != '=' {
+		r.line = ""
+		if first && equalFold(key, "include") {
+			return "Include", line, true
+		}
+		return "", "a word without '=': " + key, true
+	}
+	line = line[1:]
+	if line != "" && line[0] == '"' {
+		end := strs.IndexByte(line[1:], '"')
+		if end < 0 {
+			r.line = ""
+			return "", "an unterminated quote after " + key + "=", true
+		}
+		r.line = line[2+end:]
+		return key, line[1 : 1+end], true
+	}
+	end = 0
+	for end < len(line) && !isSpace(line[end]) {
+		end++
+	}
+	r.line = line[end:]
+	return key, line[:end], true
 }
 
 func lower(c byte) byte {

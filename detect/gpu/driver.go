@@ -87,7 +87,7 @@ func parseInformation(text []byte) (driverGPU, error) {
 			}
 			n, err := strconv.ParseUint(value, 10, 20) // Linux minors have 20 bits
 			if err != nil || !isDigits(value) {
-				return g, errors.New("Device Minor " + strconv.Quote(value) + " is not a minor number")
+				return g, quotedError("Device Minor ", value, " is not a minor number")
 			}
 			g.minor, haveMinor = uint32(n), true
 		case "GPU UUID":
@@ -96,7 +96,7 @@ func parseInformation(text []byte) (driverGPU, error) {
 				return g, errors.New("two GPU UUID lines")
 			}
 			if !validUUID(value) {
-				return g, errors.New("GPU UUID " + strconv.Quote(value) + " is not GPU-<uuid>")
+				return g, quotedError("GPU UUID ", value, " is not GPU-<uuid>")
 			}
 			g.uuid, haveUUID = value, true
 		case "Model":
@@ -115,6 +115,14 @@ func parseInformation(text []byte) (driverGPU, error) {
 		return g, errors.New("no Model line")
 	}
 	return g, nil
+}
+
+// quotedError is the error before, value quoted, after. Its own frame
+// holds the quoting, off the parser's (the task path's 4 KB stack).
+//
+//go:noinline
+func quotedError(before, value, after string) error {
+	return errors.New(before + strconv.Quote(value) + after)
 }
 
 // cutField splits "Name: \t value" into name and value.
@@ -150,34 +158,42 @@ func validUUID(s string) bool {
 	return true
 }
 
+// readGPU reads the GPU of the driver's directory name into g.
+//
+//go:noinline
+func readGPU(fsys FS, name string, g *driverGPU) error {
+	pci, ok := parsePCI(name)
+	if !ok {
+		return errors.New(driverDir + "/" + name + ": not a PCI address")
+	}
+	path := driverDir + "/" + name + "/information"
+	text, err := fsys.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if *g, err = parseInformation(text); err != nil {
+		return errors.New(path + ": " + err.Error())
+	}
+	g.pci = pci
+	return nil
+}
+
 // readDriver reads every GPU the driver lists.
 func readDriver(fsys FS) ([]driverGPU, error) {
 	names, err := fsys.ReadDir(driverDir)
 	if err != nil {
 		return nil, errors.New("the NVIDIA driver's GPU list: " + err.Error())
 	}
-	gpus := make([]driverGPU, 0, len(names))
-	for _, name := range names {
-		pci, ok := parsePCI(name)
-		if !ok {
-			return nil, errors.New(driverDir + "/" + name + ": not a PCI address")
-		}
-		path := driverDir + "/" + name + "/information"
-		text, err := fsys.ReadFile(path)
-		if err != nil {
+	gpus := make([]driverGPU, len(names))
+	for i, name := range names {
+		if err := readGPU(fsys, name, &gpus[i]); err != nil {
 			return nil, err
 		}
-		g, err := parseInformation(text)
-		if err != nil {
-			return nil, errors.New(path + ": " + err.Error())
-		}
-		g.pci = pci
-		for _, other := range gpus {
-			if other.minor == g.minor || other.uuid == g.uuid || other.pci == g.pci {
-				return nil, errors.New(path + ": a second GPU with minor " + strconv.FormatUint(uint64(g.minor), 10) + " or UUID " + g.uuid)
+		for _, other := range gpus[:i] {
+			if other.minor == gpus[i].minor || other.uuid == gpus[i].uuid {
+				return nil, confError(driverDir+"/"+name, ": a second GPU of minor "+strconv.FormatUint(uint64(gpus[i].minor), 10), " or UUID "+gpus[i].uuid)
 			}
 		}
-		gpus = append(gpus, g)
 	}
 	if len(gpus) == 0 {
 		return nil, errors.New(driverDir + " lists no GPU")

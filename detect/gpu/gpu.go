@@ -16,6 +16,10 @@ const (
 	KeyCount = "nv.gpu.count"
 )
 
+// IsKey reports whether key is one of the GPU keys, [KeyUUIDs] or
+// [KeyCount]: a task's own, never read from an inherited carrier.
+func IsKey(key string) bool { return key == KeyUUIDs || key == KeyCount }
+
 // nvidiaMajor is the character device major of /dev/nvidiaN (Linux's
 // devices.txt).
 const nvidiaMajor = 195
@@ -36,11 +40,30 @@ func Find(env environ.Env, fsys FS) ([]string, []libcarrier.Warning) {
 	if visible == "" && step == "" {
 		return nil, nil
 	}
-	uuids, err := find(env, fsys, visible, step)
+	// Three steps, each in a frame of its own: the task path runs on the
+	// 4 KB stack of a call from C (cgo's TestTaskPathStack), and one frame
+	// holding every step's temporaries would not fit.
+	var req request
+	var facts nodeFacts
+	err := req.read(env, visible, step)
+	if err == nil {
+		err = facts.read(fsys, req.confDir, req.node)
+	}
+	var uuids []string
+	if err == nil {
+		uuids, err = answer(&req, &facts)
+	}
 	if err != nil {
-		return nil, []libcarrier.Warning{{Key: KeyUUIDs, Message: "no GPU UUIDs: " + err.Error()}}
+		return nil, warning(err)
 	}
 	return uuids, nil
+}
+
+// warning is Find's warning for err.
+//
+//go:noinline
+func warning(err error) []libcarrier.Warning {
+	return []libcarrier.Warning{{Key: KeyUUIDs, Message: "no GPU UUIDs: " + err.Error()}}
 }
 
 // Join returns the value of [KeyUUIDs] for uuids: them, comma-separated.
@@ -55,101 +78,139 @@ func Join(uuids []string) string {
 	return b.String()
 }
 
-func find(env environ.Env, fsys FS, visible, step string) ([]string, error) {
+// request is what the task's environment says of its GPUs.
+type request struct {
+	visible, step string // CUDA_VISIBLE_DEVICES, SLURM_STEP_GPUS
+	cuda, gres    []int  // their entries
+	onNode        int    // SLURM_GPUS_ON_NODE: the step's GPUs on the node
+	confDir       string // slurmd's configuration directory, with a slash
+	node          string // SLURMD_NODENAME
+	pciOrder      bool   // CUDA_DEVICE_ORDER=PCI_BUS_ID
+}
+
+//go:noinline
+func (r *request) read(env environ.Env, visible, step string) error {
+	r.visible, r.step = visible, step
 	if visible == "" {
-		return nil, errors.New("SLURM_STEP_GPUS is set but CUDA_VISIBLE_DEVICES is not")
+		return errors.New("SLURM_STEP_GPUS is set but CUDA_VISIBLE_DEVICES is not")
 	}
-	cuda, err := parseIndices("CUDA_VISIBLE_DEVICES", visible)
-	if err != nil {
-		return nil, err
+	var err error
+	if r.cuda, err = parseIndices("CUDA_VISIBLE_DEVICES", visible); err != nil {
+		return err
 	}
 	if step == "" {
-		return nil, errors.New("CUDA_VISIBLE_DEVICES is not Slurm's: SLURM_STEP_GPUS is unset")
+		return errors.New("CUDA_VISIBLE_DEVICES is not Slurm's: SLURM_STEP_GPUS is unset")
 	}
-	gres, err := parseIndices("SLURM_STEP_GPUS", step)
-	if err != nil {
-		return nil, err
+	if r.gres, err = parseIndices("SLURM_STEP_GPUS", step); err != nil {
+		return err
 	}
-	if len(gres) != len(cuda) {
-		return nil, errors.New("CUDA_VISIBLE_DEVICES=" + visible + " and SLURM_STEP_GPUS=" + step + " differ in length")
+	if len(r.gres) != len(r.cuda) {
+		return errors.New("CUDA_VISIBLE_DEVICES=" + visible + " and SLURM_STEP_GPUS=" + step + " differ in length")
 	}
-	onNode, err := envInt(env, "SLURM_GPUS_ON_NODE")
-	if err != nil {
-		return nil, err
+	if r.onNode, err = envInt(env, "SLURM_GPUS_ON_NODE"); err != nil {
+		return err
 	}
-	if len(cuda) > onNode {
-		return nil, errors.New("CUDA_VISIBLE_DEVICES=" + visible + " names more GPUs than SLURM_GPUS_ON_NODE")
+	if len(r.cuda) > r.onNode {
+		return errors.New("CUDA_VISIBLE_DEVICES=" + visible + " names more GPUs than SLURM_GPUS_ON_NODE")
 	}
-
 	// slurmstepd puts slurmd's SLURM_CONF in every task (env.c,
 	// setup_env): in configless mode a file in slurmd's conf-cache.
 	confFile, _ := env.Lookup("SLURM_CONF")
 	slash := lastSlash(confFile)
 	if slash < 0 || confFile[0] != '/' {
-		return nil, errors.New("SLURM_CONF=" + strconv.Quote(confFile) + " names no configuration directory")
+		return errors.New("SLURM_CONF=" + strconv.Quote(confFile) + " names no configuration directory")
 	}
-	confDir := confFile[:slash+1]
+	r.confDir = confFile[:slash+1]
+	r.node, _ = env.Lookup("SLURMD_NODENAME")
+	order, _ := env.Lookup("CUDA_DEVICE_ORDER")
+	r.pciOrder = order == "PCI_BUS_ID"
+	return nil
+}
+
+// nodeFacts is what the node's files say of its GPUs.
+type nodeFacts struct {
+	local   bool         // cgroup.conf's ConstrainDevices: local indices
+	gpus    []driverGPU  // the driver's GPUs, PCI order
+	devices []*driverGPU // devices[i] is the GPU of GRES index i
+}
+
+//go:noinline
+func (f *nodeFacts) read(fsys FS, confDir, node string) error {
 	// slurmd takes fake_gpus.conf for the detected GPUs and re-sorts
 	// them (gres_gpu.c): a test setup, not read here.
 	if _, err := fsys.Stat(confDir + "fake_gpus.conf"); !errors.Is(err, ErrNotExist) {
-		return nil, errors.New(confDir + "fake_gpus.conf is present (or unreadable)")
+		return errors.New(confDir + "fake_gpus.conf is present (or unreadable)")
 	}
-	text, err := fsys.ReadFile(confDir + "gres.conf")
+	conf, err := readGresConf(fsys, confDir+"gres.conf", node)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	node, _ := env.Lookup("SLURMD_NODENAME")
-	conf, err := parseGresConf(text, node)
+	if f.local, err = readConstrainDevices(fsys, confDir+"cgroup.conf"); err != nil {
+		return err
+	}
+	if f.gpus, err = readDriver(fsys); err != nil {
+		return err
+	}
+	f.devices, err = gresDevices(fsys, conf, f.gpus)
+	return err
+}
+
+// readGresConf reads and parses gres.conf.
+//
+//go:noinline
+func readGresConf(fsys FS, name, node string) (gresConf, error) {
+	text, err := fsys.ReadFile(name)
 	if err != nil {
-		return nil, err
+		return gresConf{}, err
 	}
-	local := false
-	text, err = fsys.ReadFile(confDir + "cgroup.conf")
+	return parseGresConf(text, node)
+}
+
+// readConstrainDevices reads cgroup.conf's ConstrainDevices; a node
+// without cgroup.conf has Slurm's default, no.
+//
+//go:noinline
+func readConstrainDevices(fsys FS, name string) (bool, error) {
+	text, err := fsys.ReadFile(name)
 	switch {
 	case err == nil:
-		if local, err = constrainDevices(text); err != nil {
-			return nil, err
-		}
-	case !errors.Is(err, ErrNotExist):
-		return nil, err
+		return constrainDevices(text)
+	case errors.Is(err, ErrNotExist):
+		return false, nil
 	}
+	return false, err
+}
 
-	gpus, err := readDriver(fsys)
-	if err != nil {
-		return nil, err
-	}
-	// devices[i] is the driver's GPU of GRES index i.
-	devices, err := gresDevices(fsys, conf, gpus)
-	if err != nil {
-		return nil, err
-	}
-
-	// CUDA's order of the GPUs a task can open is PCI order only if the
-	// task asked for it or the GPUs are alike (docs/spec.md).
-	pciOrder, _ := env.Lookup("CUDA_DEVICE_ORDER")
-	uuids := make([]string, len(cuda))
-	if local {
+// answer maps the task's entries to UUIDs, or says why it cannot.
+//
+//go:noinline
+func answer(r *request, f *nodeFacts) ([]string, error) {
+	uuids := make([]string, len(r.cuda))
+	if f.local {
 		// Local indices (ConstrainDevices): the task opens its own
 		// GPUs, CUDA numbers them from 0. Only a task that has all of
 		// its step's GPUs can be told from its environment.
-		if len(cuda) != onNode {
-			return nil, errors.New("under ConstrainDevices the task has " + strconv.Itoa(len(cuda)) + " of its step's " + strconv.Itoa(onNode) + " GPUs on the node, and Slurm's SLURM_STEP_GPUS does not say which")
+		if len(r.cuda) != r.onNode {
+			return nil, errors.New("under ConstrainDevices the task has " + strconv.Itoa(len(r.cuda)) + " of its step's " + strconv.Itoa(r.onNode) + " GPUs on the node, and Slurm's SLURM_STEP_GPUS does not say which")
 		}
 		var prev *driverGPU
-		for i, c := range cuda {
+		for i, c := range r.cuda {
 			if c != i {
-				return nil, errors.New("CUDA_VISIBLE_DEVICES=" + visible + " is not 0 to n-1 under ConstrainDevices")
+				return nil, errors.New("CUDA_VISIBLE_DEVICES=" + r.visible + " is not 0 to n-1 under ConstrainDevices")
 			}
-			g, err := device(devices, gres[i])
+			g, err := device(f.devices, r.gres[i])
 			if err != nil {
 				return nil, err
 			}
+			// CUDA's order of the GPUs a task can open is PCI order
+			// only if the task asked for it or the GPUs are alike
+			// (docs/spec.md).
 			if prev != nil {
 				if g.pci < prev.pci {
-					return nil, errors.New("GRES order differs from PCI order for SLURM_STEP_GPUS=" + step)
+					return nil, errors.New("GRES order differs from PCI order for SLURM_STEP_GPUS=" + r.step)
 				}
-				if pciOrder != "PCI_BUS_ID" && g.model != prev.model {
-					return nil, errors.New("GPUs of different models, and CUDA_DEVICE_ORDER is not PCI_BUS_ID: CUDA's order is unknown")
+				if !r.pciOrder && g.model != prev.model {
+					return nil, errDifferentModels
 				}
 			}
 			prev = g
@@ -159,28 +220,32 @@ func find(env environ.Env, fsys FS, visible, step string) ([]string, error) {
 	}
 	// Global indices: every GPU of the node is visible to CUDA, and an
 	// entry is both a GRES index and CUDA's ordinal.
-	if pciOrder != "PCI_BUS_ID" && len(gpus) > 1 {
-		for _, g := range gpus[1:] {
-			if g.model != gpus[0].model {
-				return nil, errors.New("GPUs of different models, and CUDA_DEVICE_ORDER is not PCI_BUS_ID: CUDA's order is unknown")
+	if !r.pciOrder && len(f.gpus) > 1 {
+		for _, g := range f.gpus[1:] {
+			if g.model != f.gpus[0].model {
+				return nil, errDifferentModels
 			}
 		}
 	}
-	for i, c := range cuda {
-		if c != gres[i] {
-			return nil, errors.New("CUDA_VISIBLE_DEVICES=" + visible + " differs from SLURM_STEP_GPUS=" + step + " without ConstrainDevices")
+	for i, c := range r.cuda {
+		if c != r.gres[i] {
+			return nil, errors.New("CUDA_VISIBLE_DEVICES=" + r.visible + " differs from SLURM_STEP_GPUS=" + r.step + " without ConstrainDevices")
 		}
-		g, err := device(devices, c)
+		g, err := device(f.devices, c)
 		if err != nil {
 			return nil, err
 		}
-		if c >= len(gpus) || gpus[c].uuid != g.uuid {
+		if c >= len(f.gpus) || f.gpus[c].uuid != g.uuid {
 			return nil, errors.New("GRES index " + strconv.Itoa(c) + " is not CUDA's GPU " + strconv.Itoa(c) + " in PCI order")
 		}
 		uuids[i] = g.uuid
 	}
 	return uuids, nil
 }
+
+// errDifferentModels is the answer when CUDA's FASTEST_FIRST order cannot
+// be told from PCI order.
+var errDifferentModels = errors.New("GPUs of different models, and CUDA_DEVICE_ORDER is not PCI_BUS_ID: CUDA's order is unknown")
 
 // device returns the GPU of GRES index i.
 func device(devices []*driverGPU, i int) (*driverGPU, error) {

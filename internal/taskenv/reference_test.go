@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spank-otel/spank-otel/detect/gpu"
 	"github.com/spank-otel/spank-otel/detect/slurm"
 	"github.com/spank-otel/spank-otel/environ"
 	"github.com/spank-otel/spank-otel/internal/slurmtest"
@@ -44,7 +45,10 @@ func reference(env []string, opts Options) Result {
 	// The detector reads the repaired carrier, as Compute's does.
 	repaired, _ := libcarrier.FormatStrings(inherited)
 	identity, warnings := slurm.Strings(slurmtest.With(vars, libcarrier.EnvVar, repaired))
-	if len(identity) == 0 && !slices.ContainsFunc(slices.Collect(maps.Keys(inherited)), slurm.IsKey) {
+	// The GPU keys are found by package gpu (its tests, and TestGPUKeys
+	// here); an inherited one is never kept.
+	isKey := func(key string) bool { return slurm.IsKey(key) || gpu.IsKey(key) }
+	if len(identity) == 0 && !slices.ContainsFunc(slices.Collect(maps.Keys(inherited)), isKey) {
 		return Result{Warnings: warnings}
 	}
 	dropped = append(dropped, unwritable(identity)...)
@@ -52,7 +56,7 @@ func reference(env []string, opts Options) Result {
 	written := func(key string) bool { return !excluded(key) }
 	changed := false
 	for key := range inherited {
-		if !slurm.IsKey(key) || excluded(key) {
+		if !isKey(key) || excluded(key) {
 			continue
 		}
 		if _, ok := identity[key]; !ok || !written(key) {
@@ -73,7 +77,7 @@ func reference(env []string, opts Options) Result {
 		return Result{Warnings: warnings, Dropped: dropped}
 	}
 	value, formatWarnings := libcarrier.FormatStrings(inherited)
-	return outcome(env, inheritedText, inheritedSet, value, opts.budget(), append(warnings, formatWarnings...), dropped)
+	return outcome(env, inheritedText, inheritedSet, value, opts.budget(), append(warnings, formatWarnings...), dropped, nil)
 }
 
 // regularStepVar reports whether the step variables of env, as the

@@ -15,7 +15,9 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/spank-otel/spank-otel/detect/gpu"
 	"github.com/spank-otel/spank-otel/detect/slurm"
+	"github.com/spank-otel/spank-otel/internal/strs"
 	"github.com/spank-otel/spank-otel/libcarrier"
 )
 
@@ -63,6 +65,11 @@ type Options struct {
 	// nv.dl.local_rank) in a step's tasks: the plugin's --otel-rank and
 	// rank=on. Without it they are the user's own keys.
 	Ranks bool
+	// GPUs is the node's file system in which a step's task finds the
+	// GPUs it was given (nv.gpu.uuids and nv.gpu.count, package gpu):
+	// gpu.Root("/") in the plugin. Nil finds none. Either way an
+	// inherited GPU key is never kept: it names another task's GPUs.
+	GPUs gpu.FS
 }
 
 // budget is the execve budget opts give, 0 for no total check.
@@ -100,6 +107,10 @@ type Result struct {
 	// Warnings are details worth a verbose log line: dropped inherited
 	// integers and the like. They never stop the write.
 	Warnings []libcarrier.Warning
+	// Debug are details for a debug log line only: why a task that names
+	// GPUs gets no GPU keys (package gpu), which on a node whose GPUs
+	// cannot be told is every such task.
+	Debug []libcarrier.Warning
 	// Reason, when not empty, says why the variable was left alone although
 	// there was something to write. The task keeps its old value; a user
 	// would want to know this.
@@ -121,12 +132,16 @@ type Result struct {
 // with thousands of entries costs only its own allocations.
 type scratch struct {
 	task      slurm.Task
-	detected  [slurm.NumKeys]libcarrier.KeyValue
+	detected  [numKeys]libcarrier.KeyValue
 	inherited [inheritedRoom]libcarrier.KeyValue
-	out       [inheritedRoom + slurm.NumKeys]libcarrier.KeyValue
+	out       [inheritedRoom + numKeys]libcarrier.KeyValue
 	// text holds the decoded inherited values and then the result.
 	text [textRoom]byte
 }
+
+// numKeys is how many keys Compute writes at most: the Slurm detector's
+// and the two GPU keys.
+const numKeys = slurm.NumKeys + 2
 
 // inheritedRoom is the room made for a carrier's entries: the canonical
 // carrier of a step task has about 25, and users add a few.
@@ -158,6 +173,32 @@ func newScratch() *scratch { return new(scratch) }
 // The variable is left alone when nothing would change (outside Slurm,
 // always) and when the result would not fit execve.
 func Compute(env []string, opts Options) Result {
+	// The GPUs are found first, from this small frame: below compute's,
+	// their path would not fit the 4 KB stack of a call from C (cgo's
+	// TestTaskPathStack). Only a task that names GPUs pays for it.
+	return compute(env, &opts, findGPUs(env, opts.GPUs))
+}
+
+// gpuResult is what gpu.Find answered for a task.
+type gpuResult struct {
+	uuids []string
+	debug []libcarrier.Warning
+}
+
+// findGPUs is gpu.Find for the task whose environment is env, nil when
+// there is no file system or the task names no GPUs.
+//
+//go:noinline
+func findGPUs(env []string, fsys gpu.FS) *gpuResult {
+	if fsys == nil || !namesGPUs(env) {
+		return nil
+	}
+	uuids, debug := gpu.Find(listEnv(env), fsys)
+	return &gpuResult{uuids, debug}
+}
+
+// compute is Compute, with the task's GPUs found.
+func compute(env []string, opts *Options, gpus *gpuResult) Result {
 	sc := newScratch()
 	// Only the variables the Slurm detector reads are looked at, in one
 	// pass over env: no map of the whole environment is built.
@@ -181,38 +222,95 @@ func Compute(env []string, opts Options) Result {
 	repair := len(dropped) > 0
 
 	detected, warnings := sc.task.AppendStrings(sc.detected[:0], inherited)
-	if len(detected) == 0 && !slices.ContainsFunc(inherited, func(kv libcarrier.KeyValue) bool { return sc.task.Manages(kv.Key) }) {
+	// The GPU keys are a step task's own (docs/spec.md, section 3).
+	// Outside a step the task's GPUs are not asked for: no note either.
+	var debug []libcarrier.Warning
+	if gpus != nil && vars.InStep() {
+		debug = gpus.debug
+		detected = appendGPUs(detected, gpus.uuids)
+	}
+	if len(detected) == 0 && !slices.ContainsFunc(inherited, func(kv libcarrier.KeyValue) bool { return manages(&sc.task, kv.Key) }) {
 		// Outside Slurm there is no identity to write, so no reason to
 		// touch the user's carrier, malformed or not. An inherited Slurm
 		// key still makes it Slurm's: a task's key, which the detector
 		// never confirms outside a step, is removed.
-		return Result{Warnings: warnings}
+		return Result{Warnings: warnings, Debug: debug}
 	}
 	detected, unwritable := libcarrier.Repair(detected)
 	dropped = append(dropped, unwritable...)
 
 	out, changed := merge(sc.out[:0], inherited, detected, opts.Exclude, &sc.task)
 	if !changed && !repair {
-		return Result{Warnings: warnings, Dropped: dropped}
+		return Result{Warnings: warnings, Dropped: dropped, Debug: debug}
 	}
 
 	// Inherited and Slurm entries are repaired, so nothing is dropped here;
 	// the warnings are about long values, which are written.
 	value, formatWarnings := text.FormatList(out)
-	return outcome(env, inheritedText, inheritedSet, value, opts.budget(), append(warnings, formatWarnings...), dropped)
+	return outcome(env, inheritedText, inheritedSet, value, opts.budget(), append(warnings, formatWarnings...), dropped, debug)
+}
+
+// manages reports whether key is one of the keys Compute writes for task,
+// and so never keeps from an inherited carrier unless excluded: the Slurm
+// detector's and the GPU keys.
+func manages(task *slurm.Task, key string) bool {
+	return task.Manages(key) || gpu.IsKey(key)
+}
+
+// appendGPUs adds the GPU keys of uuids to detected, which is sorted by
+// key and stays so.
+func appendGPUs(detected []libcarrier.KeyValue, uuids []string) []libcarrier.KeyValue {
+	if len(uuids) == 0 {
+		return detected
+	}
+	at, _ := slices.BinarySearchFunc(detected, gpu.KeyCount, func(kv libcarrier.KeyValue, key string) int {
+		return cmp.Compare(kv.Key, key)
+	})
+	// KeyCount sorts just before KeyUUIDs, and no other key between them.
+	return slices.Insert(detected, at,
+		libcarrier.KeyValue{Key: gpu.KeyCount, Value: strconv.Itoa(len(uuids))},
+		libcarrier.KeyValue{Key: gpu.KeyUUIDs, Value: gpu.Join(uuids)})
+}
+
+// namesGPUs reports whether env sets CUDA_VISIBLE_DEVICES or
+// SLURM_STEP_GPUS to a non-empty value: whether gpu.Find has work.
+func namesGPUs(env []string) bool {
+	for _, kv := range env {
+		if strs.HasPrefix(kv, "CUDA_VISIBLE_DEVICES=") && len(kv) > len("CUDA_VISIBLE_DEVICES=") ||
+			strs.HasPrefix(kv, "SLURM_STEP_GPUS=") && len(kv) > len("SLURM_STEP_GPUS=") {
+			return true
+		}
+	}
+	return false
+}
+
+// listEnv is a task's environment, "NAME=value" strings, as an
+// environ.Env: the first entry of a name wins, as for getenv(3). Package
+// gpu looks up a few variables, once each; a map of the whole
+// environment would cost more.
+type listEnv []string
+
+// Lookup returns the value of the first entry of key.
+func (l listEnv) Lookup(key string) (string, bool) {
+	for _, kv := range l {
+		if len(kv) > len(key) && kv[len(key)] == '=' && kv[:len(key)] == key {
+			return kv[len(key)+1:], true
+		}
+	}
+	return "", false
 }
 
 // outcome is the Result for a task of environment env whose carrier, set
 // or not (oldSet) to oldValue, changes to value: unset when value is
 // empty, left as it was when value would not fit execve.
-func outcome(env []string, oldValue string, oldSet bool, value string, maxEnvBytes int, warnings, dropped []libcarrier.Warning) Result {
+func outcome(env []string, oldValue string, oldSet bool, value string, maxEnvBytes int, warnings, dropped, debug []libcarrier.Warning) Result {
 	if value == "" {
-		return Result{Changed: true, Unset: true, Warnings: warnings, Dropped: dropped}
+		return Result{Changed: true, Unset: true, Warnings: warnings, Dropped: dropped, Debug: debug}
 	}
 	if reason := tooLarge(env, oldValue, oldSet, value, maxEnvBytes); reason != "" {
-		return Result{Warnings: warnings, Dropped: dropped, Reason: reason}
+		return Result{Warnings: warnings, Dropped: dropped, Reason: reason, Debug: debug}
 	}
-	return Result{Value: value, Changed: true, Warnings: warnings, Dropped: dropped}
+	return Result{Value: value, Changed: true, Warnings: warnings, Dropped: dropped, Debug: debug}
 }
 
 // merge appends to dst the carrier to write: the inherited entries, with
@@ -243,7 +341,7 @@ func merge(dst, inherited, detected []libcarrier.KeyValue, exclude []string, tas
 			// removed, unless it is excluded and so the user's.
 			kv := inherited[i]
 			i++
-			if task.Manages(kv.Key) && !slices.Contains(exclude, kv.Key) {
+			if manages(task, kv.Key) && !slices.Contains(exclude, kv.Key) {
 				changed = true
 			} else {
 				dst = append(dst, kv)

@@ -1,0 +1,117 @@
+package taskenv_test
+
+import (
+	"strings"
+	"testing"
+
+	"gotest.tools/v3/assert"
+
+	"github.com/spank-otel/spank-otel/detect/gpu"
+	"github.com/spank-otel/spank-otel/internal/taskenv"
+	"github.com/spank-otel/spank-otel/libcarrier"
+)
+
+// gpuNode is a node of two GPUs held in memory (package gpu's own tests
+// cover the detection; these cover where its keys are written).
+type gpuNode map[string]string
+
+func (n gpuNode) ReadFile(name string) ([]byte, error) {
+	if text, ok := n[name]; ok {
+		return []byte(text), nil
+	}
+	return nil, gpu.ErrNotExist
+}
+
+func (n gpuNode) ReadDir(name string) ([]string, error) {
+	if name == "/proc/driver/nvidia/gpus" {
+		return []string{"0000:1b:00.0", "0000:2b:00.0"}, nil
+	}
+	return nil, gpu.ErrNotExist
+}
+
+func (n gpuNode) Stat(name string) (gpu.Stat, error) {
+	switch name {
+	case "/dev/nvidia0":
+		return gpu.Stat{CharDevice: true, Major: 195, Minor: 0}, nil
+	case "/dev/nvidia1":
+		return gpu.Stat{CharDevice: true, Major: 195, Minor: 1}, nil
+	}
+	return gpu.Stat{}, gpu.ErrNotExist
+}
+
+const (
+	uuid0 = "GPU-00000000-1111-4222-8333-444444444444"
+	uuid1 = "GPU-11111111-1111-4222-8333-444444444444"
+)
+
+var twoGPUs = gpuNode{
+	"/etc/slurm/gres.conf":   "Name=gpu File=/dev/nvidia[0-1]\n",
+	"/etc/slurm/cgroup.conf": "ConstrainDevices=yes\n",
+	"/proc/driver/nvidia/gpus/0000:1b:00.0/information": "Model: X\nGPU UUID: " + uuid0 + "\nDevice Minor: 0\n",
+	"/proc/driver/nvidia/gpus/0000:2b:00.0/information": "Model: X\nGPU UUID: " + uuid1 + "\nDevice Minor: 1\n",
+}
+
+// given are a task's variables for the GPUs Slurm gave it.
+func given(cuda, stepGPUs, onNode string) []string {
+	return []string{"SLURM_CONF=/etc/slurm/slurm.conf", "CUDA_VISIBLE_DEVICES=" + cuda,
+		"SLURM_STEP_GPUS=" + stepGPUs, "SLURM_GPUS_ON_NODE=" + onNode}
+}
+
+func TestGPUKeys(t *testing.T) {
+	stale := libcarrier.EnvVar + "=nv.gpu.count=2,nv.gpu.uuids=GPU-stale%2CGPU-other,user.team=ml"
+	tests := []struct {
+		name    string
+		env     []string
+		opts    taskenv.Options
+		want    map[string]string // the GPU keys and user.team of the result
+		debug   string            // what the one debug note says, if any
+		changed bool
+	}{
+		{name: "a step task given both GPUs", env: step(given("0,1", "0,1", "2")...), opts: taskenv.Options{GPUs: twoGPUs},
+			want: map[string]string{"nv.gpu.count": "2", "nv.gpu.uuids": uuid0 + "," + uuid1}, changed: true},
+		{name: "a step task given the second GPU", env: step(given("0", "1", "1")...), opts: taskenv.Options{GPUs: twoGPUs},
+			want: map[string]string{"nv.gpu.count": "1", "nv.gpu.uuids": uuid1}, changed: true},
+		{name: "another task's GPUs replaced", env: step(append(given("0", "0", "1"), stale)...), opts: taskenv.Options{GPUs: twoGPUs},
+			want: map[string]string{"nv.gpu.count": "1", "nv.gpu.uuids": uuid0, "user.team": "ml"}, changed: true},
+		{name: "a bound task: nothing, the stale keys removed", env: step(append(given("0", "0", "2"), stale)...), opts: taskenv.Options{GPUs: twoGPUs},
+			want: map[string]string{"user.team": "ml"}, debug: "under ConstrainDevices the task has 1 of its step's 2 GPUs", changed: true},
+		{name: "a step task without GPUs: the stale keys removed", env: step(stale), opts: taskenv.Options{GPUs: twoGPUs},
+			want: map[string]string{"user.team": "ml"}, changed: true},
+		{name: "no file system: none written, the stale keys removed", env: step(append(given("0", "0", "1"), stale)...),
+			want: map[string]string{"user.team": "ml"}, changed: true},
+		{name: "the batch script: none, the stale keys removed", env: batch(append(given("0,1", "", "2"), stale)...), opts: taskenv.Options{GPUs: twoGPUs},
+			want: map[string]string{"user.team": "ml"}, changed: true},
+		{name: "the batch script, even with a step's variables", env: batch(given("0,1", "0,1", "2")...), opts: taskenv.Options{GPUs: twoGPUs, Stage: taskenv.StageBatch},
+			want: map[string]string{}, changed: true},
+		{name: "excluded: the user's own kept", env: step(append(given("0", "0", "1"), stale)...),
+			opts: taskenv.Options{GPUs: twoGPUs, Exclude: []string{"nv.gpu.uuids", "nv.gpu.count"}},
+			want: map[string]string{"nv.gpu.count": "2", "nv.gpu.uuids": "GPU-stale,GPU-other", "user.team": "ml"}, changed: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := taskenv.Compute(tt.env, tt.opts)
+			assert.Equal(t, res.Changed, tt.changed)
+			got := map[string]string{}
+			for k, v := range decode(t, res.Value) {
+				if strings.HasPrefix(k, "nv.gpu.") || k == "user.team" {
+					got[k] = v
+				}
+			}
+			assert.DeepEqual(t, got, tt.want)
+			if tt.debug == "" {
+				assert.Equal(t, len(res.Debug), 0, "debug %v", res.Debug)
+			} else {
+				assert.Equal(t, len(res.Debug), 1, "debug %v", res.Debug)
+				assert.Assert(t, strings.Contains(res.Debug[0].Message, tt.debug), "debug %v", res.Debug)
+			}
+			if strings.Contains(res.Value, "nv.gpu.uuids=GPU") {
+				// One value, its commas percent-encoded, and the keys in
+				// the carrier's order.
+				assert.Assert(t, strings.Contains(res.Value, "nv.gpu.count="), res.Value)
+				assert.Assert(t, strings.Index(res.Value, "nv.dl.job.uuid=") < strings.Index(res.Value, "nv.gpu.count=") &&
+					strings.Index(res.Value, "nv.gpu.count=") < strings.Index(res.Value, "nv.gpu.uuids=") &&
+					strings.Index(res.Value, "nv.gpu.uuids=") < strings.Index(res.Value, "slurm."), res.Value)
+			}
+		})
+	}
+}
