@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/spank-otel/spank-otel/libcarrier"
 )
 
 // Which GPU (issue 34). On 25.11 and 26.05 the site profile gives every
@@ -151,28 +153,65 @@ const (
 	exactOrNone
 )
 
-// checkGPUs checks one task's answer against the oracle.
+// checkGPUs checks one task's GPU keys, as the plugin wrote them, and
+// what the library finds in the task (gpufind, where it ran), against the
+// oracle.
 func checkGPUs(t *testing.T, tk task, gpus []nodeGPU, want gpuWant) {
 	t.Helper()
 	truth := truthOf(t, tk, gpus)
-	got := tk.env["GPUFIND"]
-	if strings.Contains(got, "gpufind:") {
-		t.Logf("%s: %s", tk.name, got)
-		got = strings.TrimSpace(got[strings.LastIndex(got, "\n")+1:])
-		if strings.Contains(got, "gpufind:") {
-			got = ""
+	attrs := tk.attrs(t)
+	wrote, count := attrs["nv.gpu.uuids"], attrs["nv.gpu.count"]
+	t.Logf("%s: CUDA_VISIBLE_DEVICES=%q SLURM_STEP_GPUS=%q SLURM_GPUS_ON_NODE=%q oracle=%s plugin=%q",
+		tk.name, tk.env["CUDA_VISIBLE_DEVICES"], tk.env["SLURM_STEP_GPUS"], tk.env["SLURM_GPUS_ON_NODE"], tk.env["GPU_ORACLE"], wrote)
+	wantList := strings.Join(truth.uuids, ",")
+	switch {
+	case wrote != "" && (!truth.ok || wrote != wantList):
+		t.Errorf("%s: the plugin names %q, but the task may open %q in CUDA order (oracle %s)", tk.name, wrote, wantList, tk.env["GPU_ORACLE"])
+	case want == exact && (wrote == "" || !truth.ok || wantList == ""):
+		t.Errorf("%s: the plugin names %q, want %q", tk.name, wrote, wantList)
+	case want == none && wrote != "":
+		t.Errorf("%s: the plugin names %q, want nothing", tk.name, wrote)
+	}
+	if wantCount := strconv.Itoa(len(strings.Split(wrote, ","))); wrote != "" && count != wantCount || wrote == "" && count != "" {
+		t.Errorf("%s: nv.gpu.count=%q with nv.gpu.uuids=%q", tk.name, count, wrote)
+	}
+	// The library, run by the task itself: the same answer, where the
+	// plugin's is one (the batch script's is the job's, no step's).
+	if lib, ran := tk.env["GPUFIND"]; ran && lib != "" && !strings.HasPrefix(tk.name, "batch.") {
+		if strings.Contains(lib, "gpufind:") {
+			lib = strings.TrimSpace(lib[strings.LastIndex(lib, "\n")+1:])
+			if strings.Contains(lib, "gpufind:") {
+				lib = ""
+			}
+		}
+		if lib != wrote {
+			t.Errorf("%s: the plugin wrote %q, the library in the task finds %q", tk.name, wrote, lib)
 		}
 	}
-	wantList := strings.Join(truth.uuids, ",")
-	t.Logf("%s: CUDA_VISIBLE_DEVICES=%q SLURM_STEP_GPUS=%q SLURM_GPUS_ON_NODE=%q oracle=%s library=%q",
-		tk.name, tk.env["CUDA_VISIBLE_DEVICES"], tk.env["SLURM_STEP_GPUS"], tk.env["SLURM_GPUS_ON_NODE"], tk.env["GPU_ORACLE"], got)
-	switch {
-	case got != "" && (!truth.ok || got != wantList):
-		t.Errorf("%s: the library names %q, but the task may open %q in CUDA order (oracle %s)", tk.name, got, wantList, tk.env["GPU_ORACLE"])
-	case want == exact && (got == "" || !truth.ok || wantList == ""):
-		t.Errorf("%s: the library names %q, want %q", tk.name, got, wantList)
-	case want == none && got != "":
-		t.Errorf("%s: the library names %q, want nothing", tk.name, got)
+}
+
+// checkTaskEnv runs spank-otel task-env on the task's node with the
+// task's environment and step: an admin reproduces the task's GPU keys.
+func checkTaskEnv(t *testing.T, tk task) {
+	t.Helper()
+	step := tk.env["SLURM_STEP_ID"]
+	args := []string{"env", "-i"}
+	for _, kv := range tk.list {
+		if !strings.HasPrefix(kv, "GPU_ORACLE=") && !strings.HasPrefix(kv, "GPUFIND=") {
+			args = append(args, kv)
+		}
+	}
+	args = append(args, "spank-otel", "task-env", "--step-id", step)
+	out, errOut, err := clusterCmd(t, nodeOf(tk), false, nil, args...)
+	if err != nil {
+		t.Fatalf("%s: spank-otel task-env on %s: %v\n%s", tk.name, nodeOf(tk), err, errOut)
+	}
+	got, _ := libcarrier.Parse(strings.TrimSpace(out))
+	attrs := tk.attrs(t)
+	for _, k := range []string{"nv.gpu.uuids", "nv.gpu.count"} {
+		if got[k] != attrs[k] {
+			t.Errorf("%s: spank-otel task-env --step-id %s on %s gives %s=%q, the plugin wrote %q (stderr %q)", tk.name, step, nodeOf(tk), k, got[k], attrs[k], errOut)
+		}
 	}
 }
 
@@ -206,7 +245,10 @@ srun -n2 -O --gres=gpu:4 --gpu-bind=map_gpu:3,1 -o ` + o + `mapgpu.%j.%s.%t.env 
 srun -n1 -o ` + o + `stepdefault.%j.%s.%t.env ` + recordGPUs + `
 srun -n1 --gres=none -o ` + o + `nogres.%j.%s.%t.env ` + recordGPUs + `
 EOF
+srun -n1 --gres=gpu:1 -w c2 -o /dev/null sleep 10 &
+sleep 3
 srun -n1 --gres=gpu:3 -w c2 -o ` + o + `srun3.%j.%s.%t.env ` + recordGPUs + `
+wait
 srun -n1 -p configless --gres=gpu:2 -o ` + o + `configless.%j.%s.%t.env ` + recordGPUs + `
 srun -n1 -w c2 -o ` + o + `nogpus.%j.%s.%t.env ` + recordGPUs + `
 srun -N2 -n4 --gpus-per-task=1 -o ` + o + `pertask2n.%j.%s.%t.env ` + recordGPUs
@@ -214,6 +256,13 @@ srun -N2 -n4 --gpus-per-task=1 -o ` + o + `pertask2n.%j.%s.%t.env ` + recordGPUs
 	// Slurm's cons_tres refuses -n4 -O there ("req_cores:3 >
 	// aval_cores_tot:2"); four tasks run on two nodes instead.
 	tasks := runJob(t, tag, 19, body)
+	// srun3 runs while another job holds c2's first GPU: its GPUs are
+	// GRES 1-3, CUDA's 0-2.
+	for _, tk := range tasks {
+		if strings.HasPrefix(tk.name, "srun3.") && tk.env["SLURM_STEP_GPUS"] != "1,2,3" {
+			t.Errorf("%s: SLURM_STEP_GPUS=%q, want 1,2,3 (the other job holds GPU 0)", tk.name, tk.env["SLURM_STEP_GPUS"])
+		}
+	}
 	wants := map[string]gpuWant{
 		// The batch script is the job's context, no task of a step.
 		"batch":  none,
@@ -240,6 +289,9 @@ srun -N2 -n4 --gpus-per-task=1 -o ` + o + `pertask2n.%j.%s.%t.env ` + recordGPUs
 			continue
 		}
 		checkGPUs(t, tk, truth[nodeOf(tk)], want)
+		if kind != "batch" && tk.env["CUDA_VISIBLE_DEVICES"] != "" {
+			checkTaskEnv(t, tk)
+		}
 		if (kind == "pertask" || kind == "pertask2n" || kind == "mapgpu") && !stepGPUsAdmitted(tk) {
 			misnamed++
 		}
@@ -270,4 +322,37 @@ func stepGPUsAdmitted(tk task) bool {
 		n++
 	}
 	return n == strings.Count(tk.env["GPU_ORACLE"], ":admitted,")
+}
+
+// TestGPUsInContainer: a pyxis container step's tasks name their GPUs
+// too, with pyxis before spank-otel (the default, so the plugin reads the
+// files in the container's mount namespace, where enroot binds the node's
+// /dev, /proc and /etc/slurm) and after it.
+func TestGPUsInContainer(t *testing.T) {
+	needGPUs(t)
+	needPyxis(t)
+	gpus := nodeGPUs(t, "c1")
+	for _, order := range []string{"pyxis first", "spank-otel first"} {
+		t.Run(order, func(t *testing.T) {
+			// After spank-otel, pyxis replaces the task's carrier with the
+			// image's (pyxis_test.go, case 2) unless told to keep it.
+			keep := ""
+			if order == "spank-otel first" {
+				spankOtelBeforePyxis(t)
+				keep = " --container-env=OTEL_RESOURCE_ATTRIBUTES"
+			}
+			tag := outDir(t)
+			tasks := runJob(t, tag, 3, `srun -w c1 -n1 --gres=gpu:2 `+containerMem+keep+` --container-image=`+containerImage+
+				` -o /shared/out/`+tag+`/two.%j.%s.%t.env `+recordGPUs+`
+srun -w c1 -n2 --gpus-per-task=1 `+containerMem+keep+` --container-image=`+containerImage+
+				` -o /shared/out/`+tag+`/bound.%j.%s.%t.env `+recordGPUs)
+			for _, tk := range tasks {
+				want := exact
+				if strings.HasPrefix(tk.name, "bound.") {
+					want = none
+				}
+				checkGPUs(t, tk, gpus, want)
+			}
+		})
+	}
 }
