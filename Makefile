@@ -5,6 +5,7 @@
 #   make ctest       the C shim in its harness and a mock Slurm (root; Slurm's
 #                    headers are downloaded from Debian, nothing is installed)
 #   make host-test   the shell helpers on a stand-in new machine (test/host/test.sh)
+#   make gpu-selftest  test/gpu/check.sh (for a GPU machine) on a fake one (root)
 #   make test        everything: host-test, unit, ctest, packages, the cluster on every
 #                    Slurm version, each suite's time printed
 #   make purge-host  remove what the targets put on this machine (packages, dockerd,
@@ -63,7 +64,7 @@ HOST_PACKAGES := $(DEB_PACKAGES) $(RPM_PACKAGES) git debootstrap dockerd=docker.
 	python3 readelf=binutils lintian rpmlint
 BACKEND_PACKAGES := npm chromium curl /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf=fonts-dejavu-core
 
-.PHONY: all lib cli shim headers testlibs deb rpm install man deps dockerd unit ctest package-test package-test-one \
+.PHONY: all lib cli shim headers testlibs deb rpm install man deps dockerd unit ctest package-test package-test-one gpu-selftest \
         cluster-test test demo bench clean jaeger otelprobes backend-deps host-test purge-host slurm-testsuite
 
 all: lib cli
@@ -206,6 +207,11 @@ rpm:
 host-test:
 	test/host/test.sh
 
+# test/gpu/check.sh (for a machine with NVIDIA GPUs) against a fake
+# machine: device nodes in a temporary directory (root), a fake nvidia-smi.
+gpu-selftest: cli
+	SPANK_OTEL=$(BUILD)/spank-otel test/gpu/selftest.sh
+
 # The race detector on every test: the allocation and stack guards of the
 # per-task path hold under it too (TestTaskPathStack measures the library's
 # own build). About a minute on 2 cores with a warm build cache.
@@ -252,7 +258,7 @@ slurm-testsuite: dockerd cli backend-deps
 	@for v in $(TESTSUITE_SLURMS); do test/slurm-testsuite/run.sh --up --slurm $$v $(TESTS) || exit 1; done
 
 # Each suite in turn, stopping at the first that fails, with its time.
-TEST_SUITES := host-test unit ctest package-test cluster-test
+TEST_SUITES := host-test gpu-selftest unit ctest package-test cluster-test
 test: deps
 	@total=$$SECONDS; for suite in $(TEST_SUITES); do \
 	  start=$$SECONDS; \
