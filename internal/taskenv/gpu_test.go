@@ -7,6 +7,7 @@ import (
 	"gotest.tools/v3/assert"
 
 	"github.com/spank-otel/spank-otel/detect/gpu"
+	"github.com/spank-otel/spank-otel/internal/slurmtest"
 	"github.com/spank-otel/spank-otel/internal/taskenv"
 	"github.com/spank-otel/spank-otel/libcarrier"
 )
@@ -45,8 +46,8 @@ const (
 )
 
 var twoGPUs = gpuNode{
-	"/etc/slurm/gres.conf":   "Name=gpu File=/dev/nvidia[0-1]\n",
-	"/etc/slurm/cgroup.conf": "ConstrainDevices=yes\n",
+	"/etc/slurm/gres.conf":                              "Name=gpu File=/dev/nvidia[0-1]\n",
+	"/etc/slurm/cgroup.conf":                            "ConstrainDevices=yes\n",
 	"/proc/driver/nvidia/gpus/0000:1b:00.0/information": "Model: X\nGPU UUID: " + uuid0 + "\nDevice Minor: 0\n",
 	"/proc/driver/nvidia/gpus/0000:2b:00.0/information": "Model: X\nGPU UUID: " + uuid1 + "\nDevice Minor: 1\n",
 }
@@ -113,5 +114,20 @@ func TestGPUKeys(t *testing.T) {
 					strings.Index(res.Value, "nv.gpu.uuids=") < strings.Index(res.Value, "slurm."), res.Value)
 			}
 		})
+	}
+}
+
+// BenchmarkComputeGPUs is BenchmarkCompute for a step task given two GPUs
+// of a node held in memory (the node's file reads come on top, see
+// package gpu's BenchmarkFind and make bench).
+func BenchmarkComputeGPUs(b *testing.B) {
+	// The variables given come first, so they win over the task's own.
+	env := append(given("0,1", "0,1", "2"), slurmtest.TaskEnvWithCarrier(b)...)
+	b.ReportAllocs()
+	for b.Loop() {
+		res := taskenv.Compute(env, taskenv.Options{MaxEnvBytes: 2 << 20, GPUs: twoGPUs})
+		if !strings.Contains(res.Value, "nv.gpu.uuids=") {
+			b.Fatalf("no GPU keys: %q %v", res.Value, res.Debug)
+		}
 	}
 }
