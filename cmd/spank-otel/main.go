@@ -11,6 +11,7 @@
 //	spank-otel decode [VALUE]           a carrier as a JSON object
 //	spank-otel detect                   the detected resource as JSON
 //	spank-otel run-uuid [--run-id ID]   the run (attempt) UUID
+//	spank-otel doctor [--json]          check this node's set-up (as root), or this task's
 package main
 
 import (
@@ -50,6 +51,8 @@ type command struct {
 	summary string
 	run     func(c *cli, args []string) int
 	flag    *stringFlag // the one flag the command takes, if any
+	// flags declares a command's flags when it takes several.
+	flags func(c *cli, fs *flag.FlagSet)
 }
 
 // stringFlag is a command's flag, --name VALUE, stored in the field of the
@@ -67,6 +70,7 @@ type cli struct {
 	stdout, stderr io.Writer
 	stage          string
 	runID          string
+	doctor         doctorFlags
 }
 
 func commands() []command {
@@ -85,6 +89,8 @@ func commands() []command {
 			summary: "print the detected resource (local, Slurm, Kubernetes) as a JSON object"},
 		{name: "run-uuid", args: "[--run-id ID]", run: (*cli).runUUID, flag: runID,
 			summary: "print the run (attempt) UUID of this job or run"},
+		{name: "doctor", args: "[--json] [--slurm-conf F] [--plugstack F] [--probe F]", run: (*cli).runDoctor, flags: doctorFlagSet,
+			summary: "check this node's set-up (as root) or, in a job (srun spank-otel doctor), this task's; exit 1 on any problem"},
 	}
 }
 
@@ -121,6 +127,9 @@ func run(args, env []string, maxEnvBytes int, stdout, stderr io.Writer) int {
 		}
 		if f := cmd.flag; f != nil {
 			fs.StringVar(f.value(c), f.name, "", f.usage)
+		}
+		if cmd.flags != nil {
+			cmd.flags(c, fs)
 		}
 		if err := fs.Parse(args[1:]); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
