@@ -241,15 +241,23 @@ func TestDiagnose(t *testing.T) {
 	}, {
 		name:   "in a job: turned off",
 		change: func(n *fakeNode) { n.env = append(jobEnv, OptionEnv+"=off") },
-		checks: map[string]want{"task": {StatusFail, "this task has no attributes of job 77; cause: the job or step turned it off (--otel-attrs=off); " +
-			"slurmd's log on c1 (/var/log/slurm/slurmd.log) says why"}},
+		ok:     true,
+		checks: map[string]want{"task": {StatusInfo, "this task has no attributes of job 77: the job or step turned them off (--otel-attrs=off)"}},
 	}, {
 		name: "in a job: default=off",
 		change: func(n *fakeNode) {
 			n.env = jobEnv
 			n.outputs["spank-otel-probe"] = Command{Stdout: strings.Replace(probeOK, "default=on", "default=off", 1)}
 		},
-		checks: map[string]want{"task": {StatusFail, "default=off and the job did not ask with --otel-attrs=on"}},
+		ok:     true,
+		checks: map[string]want{"task": {StatusInfo, "default=off and the job did not ask with --otel-attrs=on"}},
+	}, {
+		name: "in a job: default=off, asked for, not got",
+		change: func(n *fakeNode) {
+			n.env = append(jobEnv, OptionEnv+"=on")
+			n.outputs["spank-otel-probe"] = Command{Stdout: strings.Replace(probeOK, "default=on", "default=off", 1)}
+		},
+		checks: map[string]want{"task": {StatusFail, "cause: none visible from inside the job; slurmd's log on c1 (/var/log/slurm/slurmd.log) says why"}},
 	}, {
 		name: "in a job: the variable over its limit",
 		change: func(n *fakeNode) {

@@ -37,14 +37,18 @@ func (d *diagnosis) task() {
 		d.add("task", StatusOK, "this task got its attributes (slurm.job.id=%s)", attrs["slurm.job.id"])
 		return
 	}
-	var causes []string
+	// Turned off on purpose: a fact, not a problem.
 	option, _ := env.Lookup(OptionEnv)
 	switch {
 	case strings.EqualFold(option, "off"):
-		causes = append(causes, "the job or step turned it off (--otel-attrs=off)")
+		d.add("task", StatusInfo, "this task has no attributes of job %s: the job or step turned them off (--otel-attrs=off)", job)
+		return
 	case d.probed != nil && d.probed.Args["default"] == "off" && !strings.EqualFold(option, "on"):
-		causes = append(causes, "the plugstack line says default=off and the job did not ask with --otel-attrs=on")
+		d.add("task", StatusInfo, "this task has no attributes of job %s: the plugstack line says default=off "+
+			"and the job did not ask with --otel-attrs=on", job)
+		return
 	}
+	var causes []string
 	// The task's own computation, as the library would do it: the reason
 	// it leaves the variable alone (over its limit, or the whole
 	// environment over the execve budget).
