@@ -47,26 +47,11 @@
 
 extern char **environ;
 
-static const char *level_name(enum so_level level)
-{
-	switch (level) {
-	case SO_LOG_ERROR:
-		return "error";
-	case SO_LOG_INFO:
-		return "info";
-	case SO_LOG_VERBOSE:
-		return "verbose";
-	case SO_LOG_DEBUG:
-		return "debug";
-	}
-	return "unknown";
-}
-
 /* Every message on one line of its own: the report is read line by line. */
 static void print_emit(void *ctx, enum so_level level, const char *msg)
 {
 	(void)ctx;
-	printf("msg %s ", level_name(level));
+	printf("msg %s ", so_level_name(level));
 	for (; *msg; msg++)
 		putchar(*msg == '\n' ? ' ' : *msg);
 	putchar('\n');
