@@ -88,7 +88,8 @@ type System struct {
 	CgroupVersion func() (string, error)
 }
 
-// PluginName is the shim's plugin_name; ShimFile its installed file name.
+// PluginName is the shim's plugin_name, ShimFile its installed file name,
+// and ProbeFile the name of spank-otel-probe, installed beside it.
 const (
 	PluginName = "spank-otel"
 	ShimFile   = "spank_otel.so"
