@@ -143,13 +143,13 @@ $(TESTLIBS)/%/spank_otel-initfails-nomode.so: $(C_SOURCES) | $(BUILD)/slurm-head
 $(TESTLIBS)/%/spankprobe.so: test/spankprobe/spankprobe.c test/spankprobe/Makefile \
 		spank/harness/procstate.c spank/harness/procstate.h | $(BUILD)/slurm-headers/%/VERSION
 	$(MAKE) -C test/spankprobe SLURM_INCLUDE=$(abspath $(BUILD)/slurm-headers/$*/usr/include) OUT=$(abspath $@)
-$(TESTLIBS)/libevil.so: spank/harness/testdata/evil.c
+$(TESTLIBS)/libevil.so: spank/harness/testdata/evil.c cgo/contract.h
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O2 -fPIC -shared -Wall -Wextra -Werror -fvisibility=hidden \
 		-DEVIL_MARKER='"/shared/evil-ran"' -o $@ $<
-$(TESTLIBS)/libfault.so: test/faultlib/main.go go.mod
+$(TESTLIBS)/libfault.so: test/faultlib/main.go go.mod cgo/contract.h
 	@mkdir -p $(dir $@)
-	CGO_ENABLED=1 $(GO) build $(GOFLAGS_BUILD) -buildmode=c-shared -o $@ ./test/faultlib
+	CGO_ENABLED=1 CGO_CFLAGS="$(CONTRACT_CGO_CFLAGS)" $(GO) build $(GOFLAGS_BUILD) -buildmode=c-shared -o $@ ./test/faultlib
 	@rm -f $(TESTLIBS)/libfault.h
 
 # The cluster's tracing backend and the programs that send to it. Jaeger is

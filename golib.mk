@@ -23,3 +23,10 @@ GO_LIB_EXTLDFLAGS := $(shell f=$$(mktemp) && \
 endif
 export GO_LIB_EXTLDFLAGS
 GO_LIB_LDFLAGS := -s -w$(if $(GO_LIB_EXTLDFLAGS), -extldflags=$(GO_LIB_EXTLDFLAGS))
+
+# The test libraries (the empty one, the fault library) include
+# cgo/contract.h from outside their package directory, which the go
+# command's build cache does not hash: the header's checksum in CGO_CFLAGS,
+# which it does hash, keeps a cached build from holding an older contract.
+CONTRACT_SUM := $(shell sha256sum $(dir $(lastword $(MAKEFILE_LIST)))cgo/contract.h | cut -c1-16)
+CONTRACT_CGO_CFLAGS := -O2 -g -DSO_CONTRACT_SUM=$(CONTRACT_SUM)

@@ -1,27 +1,27 @@
 /*
- * contract.h - what the shim and the Go library agree on: the library's C
- * interface, beside the code that implements it.
+ * contract.h - the whole contract between the shim and the Go library:
+ * the library's C interface, its return codes and log lines, and the
+ * limits both sides apply. Every copy of them is this file or generated
+ * from it.
  *
- * One file for both languages: cgo/main.go includes it and returns these
- * numbers as C.SO_*, the shim includes it as ../cgo/contract.h. It lives
- * here, in the library's package directory, because the go command's
- * build cache only sees headers there: a change to a header elsewhere
- * would leave a cached library with the old numbers.
- *
- * internal/taskenv, which the command also uses without cgo, keeps Go
- * copies of the limits; cgo/contract_test.go fails when they differ from
- * these. testdata/contract.tsv holds worked examples of every number and
- * of the budget below, which the Go test and the C test
- * (spank/harness/contract.c) both check.
- *
- * Plain #defines only: C, cgo and the package tests' shell all read them.
+ * One file for both languages: cgo/main.go includes it, and because it
+ * declares the exports below, a Go export whose signature differs fails
+ * to compile. The shim, the test libraries and the package tests include
+ * or read it; internal/taskenv/contract_gen.go holds the numbers for the
+ * command, which is built without cgo (go generate ./internal/taskenv).
+ * It lives here, in the library's package directory, because the go
+ * command's build cache only sees headers there: a change to a header
+ * elsewhere would leave a cached library with the old numbers.
  */
 #ifndef SPANK_OTEL_CONTRACT_H
 #define SPANK_OTEL_CONTRACT_H
 
+#include <stdint.h>
+
 /* What spank_otel_abi() returns. It changes whenever the C signature of an
- * export changes; the helper refuses a library that reports another. */
-#define SO_ABI_VERSION 1
+ * export or the layout of struct so_task_request changes; the helper
+ * refuses a library that reports another. */
+#define SO_ABI_VERSION 2
 
 /* What spank_otel_task_env returns. */
 #define SO_RC_ERROR (-1) /* the library failed: leave the variable */
@@ -29,21 +29,30 @@
 #define SO_RC_SET 1      /* set it to the value returned */
 #define SO_RC_UNSET 2    /* remove it */
 
+/* The library's log is lines of "<letter> <text>\n", the letter saying
+ * where the shim sends the line. */
+#define SO_LINE_ERROR 'E'   /* error: the user must know */
+#define SO_LINE_INFO 'I'    /* info: what a repair dropped */
+#define SO_LINE_VERBOSE 'V' /* verbose: details */
+#define SO_LINE_DEBUG 'D'   /* debug */
+
 /* The kernel refuses one argument or environment string of this many bytes
  * or more, its NUL included (MAX_ARG_STRLEN), and so does Slurm's own
  * setenvf, which spank_setenv uses without reporting the failure. So
- * "OTEL_RESOURCE_ATTRIBUTES=value" with its NUL must be under it. */
+ * "OTEL_RESOURCE_ATTRIBUTES=value" with its NUL must be under it. Both
+ * sides apply it: the library to what it returns, the shim to what it
+ * sets. */
 #define SO_MAX_ENTRY 131072L
 
 /*
- * The execve budget: the bytes the environment of a task may take, the
- * maxEnvBytes argument of spank_otel_task_env. The kernel (fs/exec.c)
- * takes argument and environment strings up to a quarter of the stack
- * limit, at least SO_ARG_FLOOR (ARG_MAX, 32 pages) and at most
- * SO_ARG_CEILING (3/4 of its 8 MiB _STK_LIM). The budget is that minus the
- * argument strings with their NULs, one pointer per argument (at least
- * one), and SO_EXEC_SLACK; never less than 1, which still means a check
- * (0 means none). The environment fits when the sum of strlen(entry) + 1 +
+ * The execve budget: the bytes the environment of a task may take. The
+ * library computes it from the request (stack_limit, argv_count,
+ * argv_bytes). The kernel (fs/exec.c) takes argument and environment
+ * strings up to a quarter of the stack limit, at least SO_ARG_FLOOR
+ * (ARG_MAX, 32 pages) and at most SO_ARG_CEILING (3/4 of its 8 MiB
+ * _STK_LIM). The budget is that minus the argument strings with their
+ * NULs, one pointer per argument (at least one), and SO_EXEC_SLACK; never
+ * less than 1. The environment fits when the sum of strlen(entry) + 1 +
  * sizeof(char *) over its entries is at most the budget.
  */
 #define SO_ARG_FLOOR 131072L
@@ -53,5 +62,43 @@
  * the resolved program path (the kernel counts it), TMPDIR, and variables
  * a TaskProlog prints. */
 #define SO_EXEC_SLACK 8192L
+
+/* Flags of a request. */
+#define SO_REQ_STEP 0x1u /* step_id holds the task's step (S_JOB_STEPID) */
+#define SO_REQ_RANK 0x2u /* also write the nv.dl rank keys (rank=on) */
+
+/* The largest id of a regular job step; above it are Slurm's special
+ * steps (batch 0xfffffffb, interactive 0xfffffffa, extern 0xfffffffc),
+ * which are job contexts. */
+#define SO_MAX_REGULAR_STEP 0xfffffff0u
+
+/* One task's question to the library. The shim fills it in the task child
+ * (the scalars travel to the helper inside the wire request, the helper
+ * sets the pointers); the library only reads it. */
+struct so_task_request {
+	char **envp;         /* the task's environment, NULL-terminated */
+	const char *exclude; /* comma-separated keys never written, or NULL */
+	uint32_t flags;      /* SO_REQ_* */
+	uint32_t step_id;    /* with SO_REQ_STEP: the task's step */
+	/* The budget's inputs: the RLIMIT_STACK soft limit the task's
+	 * execve will run under (UINT64_MAX for none; 0 for unknown, which
+	 * skips the total check), and its arguments: how many, and their
+	 * bytes with NULs. */
+	uint64_t stack_limit;
+	uint64_t argv_count;
+	uint64_t argv_bytes;
+	/* When above 0, the budget itself (plugstack max_env=), replacing
+	 * the one computed from the inputs. */
+	int64_t max_env_bytes;
+};
+
+/* The exports. The library sets *value (with SO_RC_SET) and *log (lines as
+ * above, or NULL) to strings the caller frees. */
+typedef int so_abi_fn(void);
+typedef int so_task_env_fn(struct so_task_request *req, char **value,
+			   char **log);
+
+so_abi_fn spank_otel_abi;
+so_task_env_fn spank_otel_task_env;
 
 #endif

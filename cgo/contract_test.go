@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spank-otel/spank-otel/detect/slurm"
 	"github.com/spank-otel/spank-otel/internal/taskenv"
 	"github.com/spank-otel/spank-otel/libcarrier"
 )
@@ -14,9 +15,9 @@ import (
 // (spank/harness/contract.c) reads the same file.
 const contractFile = "testdata/contract.tsv"
 
-// TestContractCopies fails when internal/taskenv's Go copies of the limits
-// differ from contract.h: the command computes without cgo, so it cannot
-// include the header.
+// TestContractCopies fails when internal/taskenv's generated copies of
+// the limits differ from contract.h: go generate ./internal/taskenv was not
+// run after a change of the header.
 func TestContractCopies(t *testing.T) {
 	tests := []struct {
 		name        string
@@ -26,6 +27,7 @@ func TestContractCopies(t *testing.T) {
 		{"taskenv.ExecSlack vs SO_EXEC_SLACK", taskenv.ExecSlack, headerExecSlack},
 		{"taskenv.ExecArgFloor vs SO_ARG_FLOOR", taskenv.ExecArgFloor, headerArgFloor},
 		{"taskenv.ExecArgCeiling vs SO_ARG_CEILING", taskenv.ExecArgCeiling, headerArgCeiling},
+		{"slurm.MaxRegularStepID vs SO_MAX_REGULAR_STEP", slurm.MaxRegularStepID, headerRegular},
 	}
 	for _, tc := range tests {
 		if tc.goV != tc.header {
@@ -35,19 +37,14 @@ func TestContractCopies(t *testing.T) {
 }
 
 // TestContractVectors checks every line of the contract file against this
-// library: its ABI and return codes, the per-variable limit as the export
-// applies it, and the budget as internal/taskenv computes it for the
-// command.
+// library: the per-variable limit as the export applies it.
 func TestContractVectors(t *testing.T) {
 	data, err := os.ReadFile(contractFile)
 	if err != nil {
 		t.Fatal(err)
 	}
 	checks := map[string]func(t *testing.T, f []string){
-		"abi":    checkABI,
-		"rc":     checkRC,
-		"entry":  checkEntry,
-		"budget": checkBudget,
+		"entry": checkEntry,
 	}
 	seen := map[string]int{}
 	for i, line := range strings.Split(string(data), "\n") {
@@ -87,27 +84,6 @@ func ints(t *testing.T, f []string, want int) []int {
 	return out
 }
 
-func checkABI(t *testing.T, f []string) {
-	want := ints(t, f, 1)[0]
-	if abiVersion != want || int(spank_otel_abi()) != want {
-		t.Errorf("SO_ABI_VERSION %d, spank_otel_abi() %d, want %d", abiVersion, spank_otel_abi(), want)
-	}
-}
-
-func checkRC(t *testing.T, f []string) {
-	codes := map[string]int{"error": resultInternal, "leave": resultUnchanged, "set": resultSet, "unset": resultUnset}
-	if len(f) != 2 {
-		t.Fatalf("want NAME VALUE, got %q", f)
-	}
-	got, ok := codes[f[0]]
-	if !ok {
-		t.Fatalf("no return code %q in contract.h", f[0])
-	}
-	if want := ints(t, f[1:], 1)[0]; got != want {
-		t.Errorf("SO_RC_%s is %d, want %d", strings.ToUpper(f[0]), got, want)
-	}
-}
-
 // checkEntry has the export compute a carrier whose entry is exactly the
 // size given, and checks that it is written or refused.
 func checkEntry(t *testing.T, f []string) {
@@ -131,31 +107,5 @@ func checkEntry(t *testing.T, f []string) {
 		t.Errorf("%d bytes: rc %d with a %d-byte value, want %d with %d bytes; log %q", size, rc, len(value), resultSet, len(base)+pad, log)
 	case f[1] == "refused" && (rc != resultUnchanged || !strings.Contains(log, "would be "+strconv.Itoa(size)+" bytes")):
 		t.Errorf("%d bytes: rc %d, log %q; want %d and the size in the log", size, rc, log, resultUnchanged)
-	}
-}
-
-// checkBudget has taskenv.ExecBudget compute the budget for argc arguments
-// of argv_bytes bytes in all.
-func checkBudget(t *testing.T, f []string) {
-	if len(f) != 4 {
-		t.Fatalf("want STACK ARGC ARGV_BYTES BUDGET, got %q", f)
-	}
-	stack := ^uint64(0) // RLIM_INFINITY
-	if f[0] != "unlimited" {
-		stack = uint64(ints(t, f[:1], 1)[0])
-	}
-	n := ints(t, f[1:], 3)
-	argc, argvBytes, want := n[0], n[1], n[2]
-	if argvBytes < argc || (argc == 0 && argvBytes != 0) {
-		t.Fatalf("%d arguments cannot take %d bytes", argc, argvBytes)
-	}
-	var argv []string
-	if argc > 0 {
-		// argc-1 empty strings, then one that takes the rest.
-		argv = make([]string, argc)
-		argv[argc-1] = strings.Repeat("a", argvBytes-argc)
-	}
-	if got := taskenv.ExecBudget(stack, argv); got != want {
-		t.Errorf("ExecBudget = %d, want %d", got, want)
 	}
 }

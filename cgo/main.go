@@ -39,24 +39,24 @@ const (
 //export spank_otel_abi
 func spank_otel_abi() C.int { return abiVersion }
 
-// spank_otel_task_env computes the task's OTEL_RESOURCE_ATTRIBUTES from envp,
-// the task's own environment (not the process environment, which is
-// slurmstepd's). The shim's side of the contract is task_env_fn in
-// spank/helper_main.c, and the return codes in contract.h.
+// spank_otel_task_env computes the task's OTEL_RESOURCE_ATTRIBUTES from the
+// request: the task's own environment (not the process environment, which
+// is slurmstepd's), its step and the budget's inputs. Its C signature and
+// return codes are contract.h's.
 //
 //export spank_otel_task_env
-func spank_otel_task_env(envp **C.char, exclude *C.char, maxEnvBytes C.long, value **C.char, log **C.char) C.int {
-	if value == nil || log == nil {
+func spank_otel_task_env(req *C.struct_so_task_request, value **C.char, log **C.char) C.int {
+	if req == nil || value == nil || log == nil {
 		return resultInternal
 	}
 	*value, *log = nil, nil
 	// A condition the compiler cannot decide keeps the whole task path
 	// linked into the bench's load-only variant, so that it loads what the
 	// real library loads.
-	if loadOnly && maxEnvBytes >= 0 {
+	if loadOnly && req.max_env_bytes >= 0 {
 		return resultUnchanged
 	}
-	res, failure := compute(envp, exclude, maxEnvBytes)
+	res, failure := compute(req)
 	return answer(&res, failure, value, log)
 }
 
@@ -82,14 +82,33 @@ func answer(res *taskenv.Result, failure string, value, log **C.char) C.int {
 	return resultSet
 }
 
-// compute runs taskenv.Compute on the call's arguments, and turns a panic
-// into the log lines that report it: a panic must cost the task its
-// attributes, never the task. failure is empty when Compute returned.
-func compute(envp **C.char, exclude *C.char, maxEnvBytes C.long) (res taskenv.Result, failure string) {
+// compute runs taskenv.Compute on the request, and turns a panic into the
+// log lines that report it: a panic must cost the task its attributes,
+// never the task. failure is empty when Compute returned.
+func compute(req *C.struct_so_task_request) (res taskenv.Result, failure string) {
 	defer recoverInto(&res, &failure)
-	opts := taskenv.Options{MaxEnvBytes: int(maxEnvBytes), Exclude: excludeList(exclude)}
-	return taskenv.Compute(cStrings(envp), opts), ""
+	return taskenv.Compute(cStrings(req.envp), options(req)), ""
 }
+
+// options are the Options the request asks for.
+func options(req *C.struct_so_task_request) taskenv.Options {
+	opts := taskenv.Options{
+		Exclude:     excludeList(req.exclude),
+		MaxEnvBytes: int(max(req.max_env_bytes, 0)),
+		Exec: taskenv.Exec{StackLimit: uint64(req.stack_limit),
+			ArgCount: int(min(req.argv_count, maxArgs)), ArgBytes: int(min(req.argv_bytes, maxArgs))},
+		Ranks: req.flags&C.SO_REQ_RANK != 0,
+	}
+	if req.flags&C.SO_REQ_STEP != 0 {
+		step := uint32(req.step_id)
+		opts.Step = &step
+	}
+	return opts
+}
+
+// maxArgs bounds the argument figures a request gives, far past anything
+// execve takes, so that they stay ints.
+const maxArgs = 1 << 40
 
 // excludeList returns the keys of the exclude= option, nil without it.
 func excludeList(exclude *C.char) []string {
@@ -103,8 +122,8 @@ func excludeList(exclude *C.char) []string {
 func recoverInto(res *taskenv.Result, failure *string) {
 	if r := recover(); r != nil {
 		*res = taskenv.Result{}
-		*failure = "E internal error, attributes not written: " + oneLine(panicText(r)) +
-			"\nD " + flatten(string(stack()), " | ") + "\n"
+		*failure = lineError + "internal error, attributes not written: " + oneLine(panicText(r)) +
+			"\n" + lineDebug + flatten(string(stack()), " | ") + "\n"
 	}
 }
 
@@ -178,18 +197,26 @@ func splitList(s string) []string {
 // maxWarningLines bounds the lines of each kind in the log of one task.
 const maxWarningLines = 10
 
-// logLines renders the result for the shim: "E " lines go to the error log
-// (the user must know), "I " lines to info (what the repair dropped), "V "
-// lines to verbose.
+// The prefixes of the log's lines, contract.h's letters.
+const (
+	lineError   = string(rune(C.SO_LINE_ERROR)) + " "
+	lineInfo    = string(rune(C.SO_LINE_INFO)) + " "
+	lineVerbose = string(rune(C.SO_LINE_VERBOSE)) + " "
+	lineDebug   = string(rune(C.SO_LINE_DEBUG)) + " "
+)
+
+// logLines renders the result for the shim: the reason it was left alone
+// at error level (the user must know), what the repair dropped at info,
+// the warnings at verbose.
 func logLines(res taskenv.Result) string {
 	var b strs.Builder
 	if res.Reason != "" {
-		b.WriteString("E ")
+		b.WriteString(lineError)
 		b.WriteString(oneLine(res.Reason))
 		b.WriteByte('\n')
 	}
-	writeCapped(&b, "I ", "entries dropped", res.Dropped)
-	writeCapped(&b, "V ", "warnings", res.Warnings)
+	writeCapped(&b, lineInfo, "entries dropped", res.Dropped)
+	writeCapped(&b, lineVerbose, "warnings", res.Warnings)
 	return b.String()
 }
 

@@ -263,7 +263,10 @@ func taskPathRoom(tb testing.TB) int {
 	defer e.free()
 	var rc int
 	var log string
-	room := stackRoom(func() { rc, _, log = e.call(1 << 20) })
+	// As the plugin asks: with the step and the budget's inputs.
+	r := request{step: new(uint32)}
+	r.exec.stack, r.exec.argc, r.exec.argvBytes = 8<<20, 2, 16
+	room := stackRoom(func() { rc, _, log = e.call(r) })
 	if rc != 1 {
 		tb.Fatalf("the export answered %d, want 1 (a value written); log %q", rc, log)
 	}
@@ -368,5 +371,40 @@ func TestCStrlen(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestRequest: each field of the request reaches the computation.
+func TestRequest(t *testing.T) {
+	env := append([]string{"SLURM_PROCID=2", "SLURM_STEP_NUM_TASKS=4", "SLURM_LOCALID=0"}, stepEnv...)
+	seven, batch := uint32(7), uint32(0xfffffffb)
+	tiny := request{}
+	tiny.exec.stack, tiny.exec.argc, tiny.exec.argvBytes = 1, 1, taskenv.ExecArgFloor
+	tests := []struct {
+		name   string
+		req    request
+		rc     int
+		has    []string
+		hasNot []string
+	}{
+		{"no flags: the step from the variables, no ranks", request{}, resultSet,
+			[]string{"slurm.task.id=2"}, []string{"nv.dl.rank"}},
+		{"SO_REQ_STEP", request{step: &seven}, resultSet, []string{"slurm.step.id=7", "slurm.task.id=2"}, nil},
+		{"SO_REQ_STEP of the batch step", request{step: &batch}, resultSet, nil, []string{"slurm.step.id", "slurm.task.id"}},
+		{"SO_REQ_RANK", request{ranks: true}, resultSet, []string{"nv.dl.rank=2", "nv.dl.world_size=4", "nv.dl.local_rank=0"}, nil},
+		{"the budget's inputs", tiny, resultUnchanged, nil, nil},
+		{"max_env_bytes replaces them", request{maxEnv: 1 << 20, exec: tiny.exec}, resultSet, []string{"slurm.task.id=2"}, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			rc, value, log := callRequest(env, "", tc.req)
+			assert.Equal(t, rc, tc.rc, "log %q", log)
+			for _, s := range tc.has {
+				assert.Assert(t, strings.Contains(value, s), "%q lacks %s", value, s)
+			}
+			for _, s := range tc.hasNot {
+				assert.Assert(t, !strings.Contains(value, s), "%q has %s", value, s)
+			}
+		})
 	}
 }

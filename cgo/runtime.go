@@ -33,7 +33,7 @@ func runtimeLine() string {
 	} else {
 		setGCPercent(percent)
 	}
-	return "D go runtime: GOMAXPROCS=" + strconv.Itoa(runtime.GOMAXPROCS(0)) +
+	return lineDebug + "go runtime: GOMAXPROCS=" + strconv.Itoa(runtime.GOMAXPROCS(0)) +
 		" threads<=" + strconv.Itoa(threadBound()) + " gc=" + gc + "\n"
 }
 

@@ -9,15 +9,23 @@ import "C"
 
 import "unsafe"
 
-// The limits of contract.h, for the test that holds internal/taskenv's Go
-// copies to them (see contract_test.go). Constants: the library pays
-// nothing for them.
+// The numbers of contract.h the tests check Go's generated copies
+// against. Constants: the library pays nothing for them.
 const (
 	headerMaxEntry   = C.SO_MAX_ENTRY
 	headerExecSlack  = C.SO_EXEC_SLACK
 	headerArgFloor   = C.SO_ARG_FLOOR
 	headerArgCeiling = C.SO_ARG_CEILING
+	headerRegular    = C.SO_MAX_REGULAR_STEP
 )
+
+// request is what a test asks the export besides the environment.
+type request struct {
+	maxEnv int     // max_env_bytes
+	step   *uint32 // SO_REQ_STEP and step_id
+	ranks  bool    // SO_REQ_RANK
+	exec   struct{ stack, argc, argvBytes uint64 }
+}
 
 // cEnv is a task environment and an exclude= list in C memory, as the shim
 // passes them to spank_otel_task_env. Tests use it: cgo cannot be used in
@@ -50,9 +58,21 @@ func (e *cEnv) free() {
 // call calls spank_otel_task_env through its C signature and returns what
 // it answered, with its strings freed. It adds one small frame to the
 // stack of the call.
-func (e *cEnv) call(maxEnvBytes int) (rc int, value, log string) {
+func (e *cEnv) call(r request) (rc int, value, log string) {
 	var cvalue, clog *C.char
-	rc = int(spank_otel_task_env(e.envp, e.exclude, C.long(maxEnvBytes), &cvalue, &clog))
+	req := (*C.struct_so_task_request)(C.calloc(1, C.size_t(unsafe.Sizeof(C.struct_so_task_request{}))))
+	defer C.free(unsafe.Pointer(req))
+	req.envp, req.exclude = e.envp, e.exclude
+	req.max_env_bytes = C.int64_t(r.maxEnv)
+	req.stack_limit, req.argv_count, req.argv_bytes = C.uint64_t(r.exec.stack), C.uint64_t(r.exec.argc), C.uint64_t(r.exec.argvBytes)
+	if r.step != nil {
+		req.flags |= C.SO_REQ_STEP
+		req.step_id = C.uint32_t(*r.step)
+	}
+	if r.ranks {
+		req.flags |= C.SO_REQ_RANK
+	}
+	rc = int(spank_otel_task_env(req, &cvalue, &clog))
 	value, log = takeString(cvalue), takeString(clog)
 	return rc, value, log
 }
@@ -67,9 +87,14 @@ func takeString(p *C.char) string {
 }
 
 // callTaskEnv calls spank_otel_task_env with env and exclude in C memory,
-// the way the shim does.
+// the way the shim does, with the budget maxEnvBytes.
 func callTaskEnv(env []string, exclude string, maxEnvBytes int) (rc int, value, log string) {
+	return callRequest(env, exclude, request{maxEnv: maxEnvBytes})
+}
+
+// callRequest is callTaskEnv with the whole request.
+func callRequest(env []string, exclude string, r request) (rc int, value, log string) {
 	e := newCEnv(env, exclude)
 	defer e.free()
-	return e.call(maxEnvBytes)
+	return e.call(r)
 }

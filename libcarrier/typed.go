@@ -29,7 +29,11 @@ func IsIntegerKey(key string) bool {
 		"slurm.array.count",
 		"slurm.nnodes",
 		"slurm.ntasks",
-		"slurm.restart_count":
+		"slurm.restart_count",
+		"slurm.step.id",
+		"slurm.step.ntasks",
+		"slurm.task.id",
+		"slurm.task.local_id":
 		return true
 	}
 	return false

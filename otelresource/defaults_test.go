@@ -193,7 +193,7 @@ func TestDefaultAttributesWithSDK(t *testing.T) {
 		"service.instance.id": "run-rank3", "nv.dl.rank": int64(3), "nv.dl.world_size": int64(8), "host.gpu.count": int64(1),
 		"slurm.job.id": "12345", "slurm.job.id.raw": "12345", "slurm.array.job_id": "12345", "slurm.array.task_id": "0",
 		"slurm.array.count": int64(1), "slurm.restart_count": int64(0), "slurm.cluster.name": "cluster-a",
-		"slurm.nnodes": int64(2), "nv.dl.job.uuid": "be34ba0f-41ed-5d53-84c1-e3f3dd25bfd7",
+		"slurm.nnodes": int64(2), "slurm.step.id": int64(0), "nv.dl.job.uuid": "be34ba0f-41ed-5d53-84c1-e3f3dd25bfd7",
 	}
 	if got, want := values(res.Attributes()), local(t, want); !reflect.DeepEqual(got, want) {
 		t.Errorf("resource =\n%v\nwant\n%v", got, want)

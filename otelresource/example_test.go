@@ -43,6 +43,7 @@ func ExampleDetector() {
 	// slurm.job.id.raw STRING 12345
 	// slurm.nnodes INT64 2
 	// slurm.restart_count INT64 0
+	// slurm.step.id INT64 0
 }
 
 func ExampleDefaultAttributes() {

@@ -54,6 +54,20 @@ static void set_default(struct so_args *a, const char *val,
 	a->default_on = v == SO_SWITCH_ON;
 }
 
+static void set_rank(struct so_args *a, const char *val,
+		     const struct so_logger *lg)
+{
+	int v = so_switch_parse(val);
+
+	if (v == SO_SWITCH_INVALID) {
+		so_logf(lg, SO_LOG_ERROR,
+			"rank=%s: expected on or off; using off", val);
+		a->rank_on = 0;
+		return;
+	}
+	a->rank_on = v == SO_SWITCH_ON;
+}
+
 static void set_max_env(struct so_args *a, const char *val,
 			const struct so_logger *lg)
 {
@@ -109,6 +123,8 @@ void so_args_parse(struct so_args *a, const char *default_lib, int ac,
 			set_exclude(a, arg + 8, lg);
 		else if (!strncmp(arg, "default=", 8))
 			set_default(a, arg + 8, lg);
+		else if (!strncmp(arg, "rank=", 5))
+			set_rank(a, arg + 5, lg);
 		else if (!strncmp(arg, "max_env=", 8))
 			set_max_env(a, arg + 8, lg);
 		else if (!strncmp(arg, "timeout=", 8))
@@ -116,7 +132,8 @@ void so_args_parse(struct so_args *a, const char *default_lib, int ac,
 		else
 			so_logf(lg, SO_LOG_INFO,
 				"ignoring unknown plugstack.conf argument \"%s\" "
-				"(known: lib=, exclude=, default=, max_env=, timeout=)",
+				"(known: lib=, exclude=, default=, rank=, max_env=, "
+				"timeout=)",
 				arg);
 	}
 }

@@ -2,7 +2,7 @@
  * args.h - the plugin's arguments from plugstack.conf, e.g.
  *
  *   optional spank_otel.so lib=/usr/lib/.../libspankotel.so exclude=a,b \
- *            default=on max_env=2097152 timeout=2000
+ *            default=on rank=off max_env=2097152 timeout=2000
  *
  * A bad argument is logged and ignored; it never makes a callback fail.
  */
@@ -18,6 +18,7 @@ struct so_args {
 	int lib_ok;         /* 0 when lib= was relative or too long */
 	char exclude[4096]; /* comma-separated keys, "" for none */
 	int default_on;     /* 1 unless default=off */
+	int rank_on;        /* 1 with rank=on: write the rank keys */
 	long max_env;       /* execve() budget override in bytes, 0 = compute */
 	int timeout_ms;     /* how long a task waits for the helper process */
 };

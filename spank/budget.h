@@ -1,21 +1,25 @@
 /*
- * budget.h - how many bytes of environment a task's execve() accepts.
+ * budget.h - what bounds the environment of a task's execve().
  *
- * The numbers and the rule are the contract with the Go library
- * (contract.h); these are the shim's implementation of it.
+ * The library computes the whole-environment budget (contract.h) from the
+ * inputs the shim gathers here; the shim itself only guards the one
+ * variable it sets, which Slurm would drop without a word.
  */
 #ifndef SPANK_OTEL_BUDGET_H
 #define SPANK_OTEL_BUDGET_H
 
 #include <stddef.h>
-#include <sys/resource.h>
 
 #include "../cgo/contract.h"
 
-/* The execve budget of contract.h for a task whose RLIMIT_STACK soft
- * limit is stack_soft and whose arguments are argc strings of argv_bytes
- * bytes in all, NULs included. */
-long so_exec_budget(rlim_t stack_soft, size_t argc, size_t argv_bytes);
+/* Fills the budget's inputs of req (stack_limit, argv_count, argv_bytes)
+ * for a task whose final environment is env and whose execve gets the
+ * argc strings of argv. The stack limit is the smaller of this process's
+ * RLIMIT_STACK soft limit and the one slurmstepd applies after task_init
+ * from SLURM_RLIMIT_STACK ("U" prefix when the user asked to propagate
+ * it). */
+void so_exec_inputs(struct so_task_request *req, char **env, int argc,
+		    char **argv);
 
 /* Whether one environment entry of entry_bytes bytes ("NAME=value" and its
  * NUL) can be set: under SO_MAX_ENTRY. */

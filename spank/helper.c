@@ -177,13 +177,13 @@ static int recv_full(struct so_helper *h, void *buf, size_t len,
 
 /* Sends the request: a header, then every entry with its NUL. Returns as
  * send_full, or -3 when the environment is too large to be a real one. */
-static int send_request(struct so_helper *h, char **envp, long max_env,
+static int send_request(struct so_helper *h, const struct so_task_request *req,
 			uint32_t helper_ms, long long deadline,
 			struct errtext *e)
 {
 	struct so_wire_request rq;
 	size_t count = 0, bytes = 0, used = 0;
-	char **p, *stage;
+	char **envp = req->envp, **p, *stage;
 	int rc = 0;
 
 	for (p = envp; p && *p; p++) {
@@ -196,8 +196,10 @@ static int send_request(struct so_helper *h, char **envp, long max_env,
 	rq.magic = SO_WIRE_REQUEST_MAGIC;
 	rq.env_count = (uint32_t)count;
 	rq.env_bytes = bytes;
-	rq.max_env_bytes = max_env;
 	rq.deadline_ms = helper_ms;
+	rq.task = *req;
+	rq.task.envp = NULL;
+	rq.task.exclude = NULL;
 
 	stage = mmap(NULL, STAGE_BYTES, PROT_READ | PROT_WRITE,
 		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -658,8 +660,8 @@ int so_helper_start(struct so_helper *h, const struct so_helper_config *cfg,
 	return 0;
 }
 
-enum so_status so_helper_call(struct so_helper *h, char **envp,
-			      long max_env_bytes, int timeout_ms,
+enum so_status so_helper_call(struct so_helper *h,
+			      const struct so_task_request *req, int timeout_ms,
 			      struct so_result *res, const struct so_logger *lg)
 {
 	struct errtext e = { .len = 0 };
@@ -684,8 +686,8 @@ enum so_status so_helper_call(struct so_helper *h, char **envp,
 	/* The helper ends itself once the task has given up on it: after the
 	 * whole timeout and the reserve again, so that a helper the task can
 	 * kill is killed by the task, and the log says so. */
-	sent = send_request(h, envp, max_env_bytes,
-			    (uint32_t)((timeout + reserve) / 1000), answer_by, &e);
+	sent = send_request(h, req, (uint32_t)((timeout + reserve) / 1000),
+			    answer_by, &e);
 	if (sent == -2)
 		st = SO_TIMEOUT;
 	else if (sent == -3)
@@ -786,12 +788,13 @@ void so_emit_library_log(const char *log, const struct so_logger *lg)
 		int len = end ? (int)(end - line) : (int)strlen(line);
 
 		if (len >= 2 && line[1] == ' ' &&
-		    (line[0] == 'E' || line[0] == 'V' || line[0] == 'D' ||
-		     line[0] == 'I')) {
-			enum so_level lv = line[0] == 'E'   ? SO_LOG_ERROR
-					   : line[0] == 'I' ? SO_LOG_INFO
-					   : line[0] == 'V' ? SO_LOG_VERBOSE
-							    : SO_LOG_DEBUG;
+		    (line[0] == SO_LINE_ERROR || line[0] == SO_LINE_INFO ||
+		     line[0] == SO_LINE_VERBOSE || line[0] == SO_LINE_DEBUG)) {
+			enum so_level lv = line[0] == SO_LINE_ERROR  ? SO_LOG_ERROR
+					   : line[0] == SO_LINE_INFO ? SO_LOG_INFO
+					   : line[0] == SO_LINE_VERBOSE
+					       ? SO_LOG_VERBOSE
+					       : SO_LOG_DEBUG;
 
 			so_logf(lg, lv, "%.*s", len - 2, line + 2);
 		} else if (len > 0) {

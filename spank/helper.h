@@ -100,16 +100,17 @@ struct so_result {
 int so_helper_start(struct so_helper *h, const struct so_helper_config *cfg,
 		    const struct so_logger *lg);
 
-/* Sends envp (the task's environment) and max_env_bytes, reads the answer
- * and reaps the helper, all within timeout_ms: the last tenth of it (at
+/* Sends req (the task's environment, req->envp, and the scalars of the
+ * library's request; req->exclude is the config's), reads the answer and
+ * reaps the helper, all within timeout_ms: the last tenth of it (at
  * most 100 ms) is kept for killing and reaping a helper that did not
  * answer in time; one that answered and has not ended within a few
  * milliseconds is killed. A helper not gone by the end is left behind
  * (logged). Every descriptor of h is closed afterwards. Returns SO_CALLED
  * with *res filled (so_result_free it), or why there is no value, with one
  * error line logged and the helper's stderr at debug level. */
-enum so_status so_helper_call(struct so_helper *h, char **envp,
-			      long max_env_bytes, int timeout_ms,
+enum so_status so_helper_call(struct so_helper *h,
+			      const struct so_task_request *req, int timeout_ms,
 			      struct so_result *res,
 			      const struct so_logger *lg);
 
@@ -124,9 +125,8 @@ void so_result_free(struct so_result *res);
  * what the helper writes reaches Slurm's log, one line per line. */
 void so_sanitize_text(char *s, size_t len);
 
-/* Passes each line of the library's log to lg: "E " lines at error level,
- * "I " at info, "V " at verbose, "D " at debug; anything else at verbose,
- * unchanged. */
+/* Passes each line of the library's log to lg at the level its letter
+ * (contract.h's SO_LINE_*) names; anything else at verbose, unchanged. */
 void so_emit_library_log(const char *log, const struct so_logger *lg);
 
 #endif

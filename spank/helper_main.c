@@ -63,10 +63,6 @@
 /* The descriptors the helper keeps, at fixed numbers. */
 enum { LIB_FD = 3, SOCK_FD = 4, FIRST_FREE_FD = 5 };
 
-typedef int abi_fn(void);
-typedef int task_env_fn(char **envp, const char *exclude, long max_env_bytes,
-			char **value, char **log);
-
 /* The helper's own messages, sent ahead of the library's log. */
 struct notes {
 	char text[4096];
@@ -291,7 +287,7 @@ static int one_cpu(pid_t task, int index, struct notes *n)
 	int count, cpu, k;
 
 	if (sched_getaffinity(task, sizeof(set), &set) != 0) {
-		note(n, 'D', "helper keeps its CPU mask: sched_getaffinity of "
+		note(n, SO_LINE_DEBUG, "helper keeps its CPU mask: sched_getaffinity of "
 			     "the task: %s", strerror(errno));
 		return -1;
 	}
@@ -308,7 +304,7 @@ static int one_cpu(pid_t task, int index, struct notes *n)
 	CPU_ZERO(&one);
 	CPU_SET(cpu, &one);
 	if (sched_setaffinity(0, sizeof(one), &one) != 0) {
-		note(n, 'D', "helper cannot bind to CPU %d: %s", cpu,
+		note(n, SO_LINE_DEBUG, "helper cannot bind to CPU %d: %s", cpu,
 		     strerror(errno));
 		return -1;
 	}
@@ -333,13 +329,13 @@ static int place(const struct so_helper_config *cfg, pid_t task,
 	snprintf(task_file, sizeof(task_file), "/proc/%d/cgroup", (int)task);
 	if (so_cgroups_read(f->task ? f->task : task_file, &task_cg) != 0 ||
 	    so_cgroups_read(f->self ? f->self : "/proc/self/cgroup", &self_cg) != 0) {
-		note(n, 'E', "not loading the library: cannot read the task's "
+		note(n, SO_LINE_ERROR, "not loading the library: cannot read the task's "
 			     "cgroups: %s; %s left unchanged",
 		     strerror(errno), ENV_VAR);
 		return -1;
 	}
 	if (!so_headroom_ok(f, &task_cg, task, why, sizeof(why))) {
-		note(n, 'E', "not loading the library: %s; %s left unchanged",
+		note(n, SO_LINE_ERROR, "not loading the library: %s; %s left unchanged",
 		     why, ENV_VAR);
 		return -1;
 	}
@@ -347,7 +343,7 @@ static int place(const struct so_helper_config *cfg, pid_t task,
 				 cfg->drop_creds ? cfg->uid : (uid_t)-1, why,
 				 sizeof(why));
 	if (joined < 0) {
-		note(n, 'E', "not loading the library: %s; %s left unchanged",
+		note(n, SO_LINE_ERROR, "not loading the library: %s; %s left unchanged",
 		     why, ENV_VAR);
 		return -1;
 	}
@@ -355,10 +351,10 @@ static int place(const struct so_helper_config *cfg, pid_t task,
 	pgid = getpgid(task);
 	if (pgid > 0 && pgid != getpgid(0) && setpgid(0, pgid) != 0) {
 		/* The task of a --pty step leads a session of its own. */
-		note(n, 'D', "helper stays out of the task's process group %d: %s",
+		note(n, SO_LINE_DEBUG, "helper stays out of the task's process group %d: %s",
 		     (int)pgid, strerror(errno));
 	}
-	note(n, 'D', "helper: joined %d cgroups of the task, CPU %d, process "
+	note(n, SO_LINE_DEBUG, "helper: joined %d cgroups of the task, CPU %d, process "
 		     "group %d", joined, cpu, (int)getpgid(0));
 	return 0;
 }
@@ -389,12 +385,12 @@ static int drop_creds(const struct so_helper_config *cfg, struct notes *n)
 	int bounding_kept = 0;
 
 	if (so_privs_drop(&c, &bounding_kept, why, sizeof(why)) != 0) {
-		note(n, 'E', "not loading the library: the helper process %s; "
+		note(n, SO_LINE_ERROR, "not loading the library: the helper process %s; "
 			     "%s left unchanged", why, ENV_VAR);
 		return -1;
 	}
 	if (bounding_kept)
-		note(n, 'D', "helper keeps its capability bounding set (no "
+		note(n, SO_LINE_DEBUG, "helper keeps its capability bounding set (no "
 			     "CAP_SETPCAP); no_new_privs stands in for it");
 	return 0;
 }
@@ -442,8 +438,8 @@ void so_helper_main(const struct so_helper_config *cfg, pid_t task, int sock,
 	struct notes n = { .len = 0 };
 	struct statfs sf;
 	struct stat sb;
-	abi_fn *abi;
-	task_env_fn *fn;
+	so_abi_fn *abi;
+	so_task_env_fn *fn;
 	char **envp, *value = NULL, *liblog = NULL, path[32];
 	long long placing, loading, called;
 	int rc;
@@ -470,7 +466,7 @@ void so_helper_main(const struct so_helper_config *cfg, pid_t task, int sock,
 	/* The rest needs the task placed: Slurm does that after
 	 * task_init_privileged and before task_init. */
 	if (read_header(&rq) != 0) {
-		note(&n, 'E', "the helper process received a damaged request");
+		note(&n, SO_LINE_ERROR, "the helper process received a damaged request");
 		answer(SO_HELPER_FAILED, -1, NULL, &n, NULL);
 	}
 	own_deadline(rq.deadline_ms);
@@ -494,7 +490,7 @@ void so_helper_main(const struct so_helper_config *cfg, pid_t task, int sock,
 	 * the file that was checked. */
 	if (fstat(LIB_FD, &sb) != 0 || sb.st_dev != lib->dev ||
 	    sb.st_ino != lib->ino) {
-		note(&n, 'E', "not loading %s: its descriptor was closed or "
+		note(&n, SO_LINE_ERROR, "not loading %s: its descriptor was closed or "
 			      "reused", lib->path);
 		answer(SO_OPEN_FAILED, -1, NULL, &n, NULL);
 	}
@@ -506,7 +502,7 @@ void so_helper_main(const struct so_helper_config *cfg, pid_t task, int sock,
 	 * namespace its user controls only in task_init, after the fork.
 	 * Still, make sure. */
 	if (statfs("/proc/self/fd", &sf) != 0 || sf.f_type != PROC_SUPER_MAGIC) {
-		note(&n, 'E', "refusing to load %s: /proc is not procfs in this "
+		note(&n, SO_LINE_ERROR, "refusing to load %s: /proc is not procfs in this "
 			      "mount namespace", lib->path);
 		answer(SO_REFUSED, -1, NULL, &n, NULL);
 	}
@@ -520,19 +516,19 @@ void so_helper_main(const struct so_helper_config *cfg, pid_t task, int sock,
 	if (!(h = dlopen(path, RTLD_NOW | RTLD_LOCAL))) {
 		const char *e = dlerror();
 
-		note(&n, 'E', "cannot load %s: %s", lib->path,
+		note(&n, SO_LINE_ERROR, "cannot load %s: %s", lib->path,
 		     e ? e : "unknown error");
 		answer(SO_LOAD_FAILED, -1, NULL, &n, NULL);
 	}
-	abi = (abi_fn *)dlsym(h, "spank_otel_abi");
-	fn = (task_env_fn *)dlsym(h, "spank_otel_task_env");
+	abi = (so_abi_fn *)dlsym(h, "spank_otel_abi");
+	fn = (so_task_env_fn *)dlsym(h, "spank_otel_task_env");
 	if ((!abi && !(cfg->flags & SO_FLAG_NO_ABI_CHECK)) || !fn) {
-		note(&n, 'E', "cannot use %s: it does not export %s", lib->path,
+		note(&n, SO_LINE_ERROR, "cannot use %s: it does not export %s", lib->path,
 		     fn ? "spank_otel_abi" : "spank_otel_task_env");
 		answer(SO_SYMBOL_MISSING, -1, NULL, &n, NULL);
 	}
 	if (abi && (rc = abi()) != SO_ABI_VERSION) {
-		note(&n, 'E', "cannot use %s: library ABI %d, this plugin needs "
+		note(&n, SO_LINE_ERROR, "cannot use %s: library ABI %d, this plugin needs "
 			      "ABI %d (install matching versions)",
 		     lib->path, rc, SO_ABI_VERSION);
 		answer(SO_ABI_MISMATCH, -1, NULL, &n, NULL);
@@ -541,14 +537,16 @@ void so_helper_main(const struct so_helper_config *cfg, pid_t task, int sock,
 	loading = so_monotonic_us() - loading;
 
 	if (!(envp = read_env(&rq))) {
-		note(&n, 'E', "the helper process received a damaged request");
+		note(&n, SO_LINE_ERROR, "the helper process received a damaged request");
 		answer(SO_HELPER_FAILED, -1, NULL, &n, NULL);
 	}
 	called = so_monotonic_us();
-	rc = fn(envp, cfg->exclude, (long)rq.max_env_bytes, &value, &liblog);
+	rq.task.envp = envp;
+	rq.task.exclude = cfg->exclude;
+	rc = fn(&rq.task, &value, &liblog);
 	called = so_monotonic_us() - called;
 	/* All of it is on the task's way to execve now. */
-	note(&n, 'D', "helper: placed in %lld us, library loaded and started "
+	note(&n, SO_LINE_DEBUG, "helper: placed in %lld us, library loaded and started "
 		      "in %lld us, call %lld us",
 	     placing, loading, called);
 	answer(SO_CALLED, rc, value, &n, liblog);

@@ -1,5 +1,6 @@
 /*
- * option.h - the --otel-attrs=on|off option of srun, sbatch and salloc.
+ * option.h - the --otel-attrs=on|off and --otel-rank[=on|off] options of
+ * srun, sbatch and salloc. Both travel the same way.
  *
  * How a value travels (Slurm 22.05 to 26.05):
  * - srun --otel-attrs=X: srun sends X with the step's launch options; the
@@ -24,6 +25,9 @@
 /* Slurm's name for the option in the environment: "_SLURM_SPANK_OPTION_",
  * the plugin name and the option name, each non-alphanumeric byte as '_'. */
 #define SO_OPTION_ENV "_SLURM_SPANK_OPTION_spank_otel_otel_attrs"
+
+#define SO_RANK_OPTION_NAME "otel-rank"
+#define SO_RANK_OPTION_ENV "_SLURM_SPANK_OPTION_spank_otel_otel_rank"
 
 enum so_switch {
 	SO_SWITCH_INVALID = -1,

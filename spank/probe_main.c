@@ -14,7 +14,7 @@
  * has one item per line:
  *   msg <level> <text>      a line the shim would log (level: error, info,
  *                           verbose, debug)
- *   lib= lib_ok= default= exclude= max_env= timeout_ms=
+ *   lib= lib_ok= default= rank= exclude= max_env= timeout_ms=
  *                           the arguments as the shim reads them
  *   lib_status=<status>     so_lib_open's verdict (status.h names)
  *   call_status=<status>    with --call: the helper's
@@ -29,7 +29,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include "args.h"
@@ -80,17 +79,19 @@ static int parse_uid(const char *s, uid_t *uid)
 static enum so_status probe_call(struct so_lib *lib, const struct so_args *a,
 				 int drop, uid_t uid)
 {
+	struct so_task_request req;
 	struct so_helper_config cfg;
 	struct so_helper h;
 	struct so_result res;
-	struct rlimit r;
 	enum so_status st;
-	long max_env = a->max_env;
 
-	if (!max_env) {
-		getrlimit(RLIMIT_STACK, &r);
-		max_env = so_exec_budget(r.rlim_cur, 0, 0);
-	}
+	/* As the shim asks, for a task of step 0 with no arguments. */
+	memset(&req, 0, sizeof(req));
+	req.envp = environ;
+	so_exec_inputs(&req, environ, 0, NULL);
+	req.max_env_bytes = a->max_env;
+	req.flags = SO_REQ_STEP | (a->rank_on ? SO_REQ_RANK : 0);
+	req.step_id = 0;
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.lib = lib;
 	cfg.exclude = a->exclude;
@@ -104,8 +105,7 @@ static enum so_status probe_call(struct so_lib *lib, const struct so_args *a,
 	close(lib->fd); /* as the plugin: the task keeps no copy */
 	lib->fd = -1;
 	memset(&res, 0, sizeof(res));
-	st = so_helper_call(&h, environ, max_env, a->timeout_ms, &res,
-			    &msg_logger);
+	st = so_helper_call(&h, &req, a->timeout_ms, &res, &msg_logger);
 	if (st == SO_CALLED) {
 		printf("rc=%d\n", res.rc);
 		if (res.value)
@@ -176,10 +176,10 @@ int main(int argc, char **argv)
 
 	so_args_parse(&a, SO_DEFAULT_LIB, argc - optind, argv + optind,
 		      &msg_logger);
-	printf("lib=%s\nlib_ok=%d\ndefault=%s\nexclude=%s\nmax_env=%ld\n"
-	       "timeout_ms=%d\n",
-	       a.lib, a.lib_ok, a.default_on ? "on" : "off", a.exclude,
-	       a.max_env, a.timeout_ms);
+	printf("lib=%s\nlib_ok=%d\ndefault=%s\nrank=%s\nexclude=%s\n"
+	       "max_env=%ld\ntimeout_ms=%d\n",
+	       a.lib, a.lib_ok, a.default_on ? "on" : "off",
+	       a.rank_on ? "on" : "off", a.exclude, a.max_env, a.timeout_ms);
 	if (!a.lib_ok) {
 		printf("lib_status=%s\n", so_status_name(SO_REFUSED));
 		return SO_REFUSED;

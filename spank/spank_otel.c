@@ -19,7 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include <slurm/spank.h>
@@ -65,6 +64,7 @@ static const struct so_logger slurm_logger = { so_slurm_emit, NULL };
 static struct so_args args;
 static int args_parsed;
 static enum so_switch step_choice = SO_SWITCH_INVALID; /* from --otel-attrs */
+static enum so_switch rank_choice = SO_SWITCH_INVALID; /* from --otel-rank */
 static uid_t trusted_uid;                              /* slurmstepd's uid */
 static struct so_lib lib = { .fd = -1 };
 static int lib_tried;
@@ -73,37 +73,68 @@ static struct so_helper helper = { .pid = -1, .sock = -1, .err = -1,
 				   .pidfd = -1 };
 
 static int otel_attrs_cb(int val, const char *optarg, int remote);
+static int otel_rank_cb(int val, const char *optarg, int remote);
 
 static char opt_name[] = SO_OPTION_NAME;
 static char opt_arginfo[] = "on|off";
 /* Says the site's default, which plugstack.conf's default= sets. */
 static char opt_usage[160];
+static char rank_name[] = SO_RANK_OPTION_NAME;
+static char rank_usage[200];
 
 static struct spank_option otel_attrs_option = {
 	opt_name, opt_arginfo, opt_usage, 1, 0, otel_attrs_cb,
 };
 
-static int otel_attrs_cb(int val, const char *optarg, int remote)
-{
-	enum so_switch v = so_switch_parse(optarg);
+/* The value is optional: --otel-rank alone means on. */
+static struct spank_option otel_rank_option = {
+	rank_name, opt_arginfo, rank_usage, 2, 0, otel_rank_cb,
+};
 
-	(void)val;
+/* Takes an on|off option's value into *choice, in slurmstepd (remote). A
+ * bad value makes srun, sbatch and salloc refuse to run; slurmstepd only
+ * logs it and keeps the site default. */
+static int take_choice(const char *name, const char *optarg, int remote,
+		       int optional, enum so_switch *choice)
+{
+	enum so_switch v = optional && (!optarg || !*optarg)
+				   ? SO_SWITCH_ON
+				   : so_switch_parse(optarg);
+
 	if (v == SO_SWITCH_INVALID) {
 		if (!remote) {
-			/* srun/sbatch/salloc refuse to run with it. */
 			so_error("--%s: invalid value \"%s\"; accepted values "
 				 "are on and off",
-				 SO_OPTION_NAME, optarg ? optarg : "");
+				 name, optarg ? optarg : "");
 			return -1;
 		}
 		so_error("--%s: ignoring invalid value \"%s\" (accepted: on, "
 			 "off); using the site default",
-			 SO_OPTION_NAME, optarg ? optarg : "");
+			 name, optarg ? optarg : "");
 		return 0;
 	}
 	if (remote)
-		step_choice = v;
+		*choice = v;
 	return 0;
+}
+
+static int otel_attrs_cb(int val, const char *optarg, int remote)
+{
+	(void)val;
+	return take_choice(SO_OPTION_NAME, optarg, remote, 0, &step_choice);
+}
+
+static int otel_rank_cb(int val, const char *optarg, int remote)
+{
+	(void)val;
+	return take_choice(SO_RANK_OPTION_NAME, optarg, remote, 1, &rank_choice);
+}
+
+static int ranks_enabled(void)
+{
+	if (rank_choice != SO_SWITCH_INVALID)
+		return rank_choice == SO_SWITCH_ON;
+	return args.rank_on;
 }
 
 static int step_enabled(const char **why)
@@ -141,35 +172,6 @@ static const char *env_get(char **env, const char *name)
 	return NULL;
 }
 
-/* The execve() budget left for the environment. RLIMIT_STACK is the
- * smaller of this process's and the one slurmstepd applies after task_init
- * from SLURM_RLIMIT_STACK ("U" prefix when the user asked to propagate). */
-static long task_budget(char **env, int argc, char **argv)
-{
-	struct rlimit r;
-	rlim_t stack = RLIM_INFINITY;
-	const char *v = env_get(env, "SLURM_RLIMIT_STACK");
-	size_t bytes = 0;
-	int i;
-
-	if (getrlimit(RLIMIT_STACK, &r) == 0)
-		stack = r.rlim_cur;
-	if (v) {
-		char *end = NULL;
-		unsigned long long n;
-
-		if (*v == 'U')
-			v++;
-		errno = 0;
-		n = strtoull(v, &end, 10);
-		if (!errno && end != v && *end == '\0' && (rlim_t)n < stack)
-			stack = (rlim_t)n;
-	}
-	for (i = 0; argv && i < argc && argv[i]; i++)
-		bytes += strlen(argv[i]) + 1;
-	return so_exec_budget(stack, argc > 0 ? (size_t)argc : 0, bytes);
-}
-
 /* Writes value into the task's environment and checks that Slurm kept it:
  * spank_setenv reports success even when Slurm's setenvf refused the
  * entry. */
@@ -202,9 +204,11 @@ static void write_value(spank_t sp, const char *value, size_t len)
 
 static void set_attributes(spank_t sp)
 {
+	struct so_task_request req;
 	struct so_result res;
 	spank_err_t err;
 	char **env = NULL, **argv = NULL;
+	uint32_t step;
 	int argc = 0;
 
 	err = spank_get_item(sp, S_JOB_ENV, &env);
@@ -218,10 +222,20 @@ static void set_attributes(spank_t sp)
 		argc = 0;
 		argv = NULL;
 	}
-	if (so_helper_call(&helper, env,
-			   args.max_env ? args.max_env
-					: task_budget(env, argc, argv),
-			   args.timeout_ms, &res, &slurm_logger) != SO_CALLED)
+	memset(&req, 0, sizeof(req));
+	req.envp = env;
+	so_exec_inputs(&req, env, argc, argv);
+	req.max_env_bytes = args.max_env;
+	/* The step from Slurm itself, which a user's variables cannot
+	 * change. */
+	if (spank_get_item(sp, S_JOB_STEPID, &step) == ESPANK_SUCCESS) {
+		req.flags |= SO_REQ_STEP;
+		req.step_id = step;
+	}
+	if (ranks_enabled())
+		req.flags |= SO_REQ_RANK;
+	if (so_helper_call(&helper, &req, args.timeout_ms, &res,
+			   &slurm_logger) != SO_CALLED)
 		return; /* so_helper_call said why */
 	switch (res.rc) {
 	case SO_RC_SET:
@@ -278,6 +292,15 @@ SO_EXPORT int slurm_spank_init(spank_t sp, int ac, char **av)
 		if (err != ESPANK_SUCCESS)
 			so_verbose("cannot register --%s: %s", SO_OPTION_NAME,
 				   spank_strerror(err));
+		snprintf(rank_usage, sizeof(rank_usage),
+			 "Also write each task's rank (SLURM_PROCID) as "
+			 "nv.dl.rank, for jobs that start one worker per task; "
+			 "not under torchrun (default here: %s)",
+			 args.rank_on ? "on" : "off");
+		err = spank_option_register(sp, &otel_rank_option);
+		if (err != ESPANK_SUCCESS)
+			so_verbose("cannot register --%s: %s",
+				   SO_RANK_OPTION_NAME, spank_strerror(err));
 	}
 	if (remote) {
 		/* slurmstepd still runs as root (or SlurmdUser) here. */
@@ -362,6 +385,21 @@ SO_EXPORT int slurm_spank_task_init_privileged(spank_t sp, int ac, char **av)
 	return 0;
 }
 
+/* Writes the step's choice of an option back into the task's environment,
+ * where a later srun finds it. */
+static void pass_on(spank_t sp, const char *name, const char *env,
+		    enum so_switch choice)
+{
+	spank_err_t err;
+
+	if (choice == SO_SWITCH_INVALID)
+		return;
+	err = spank_setenv(sp, env, choice == SO_SWITCH_ON ? "on" : "off", 1);
+	if (err != ESPANK_SUCCESS)
+		so_verbose("cannot pass --%s on to later steps: %s", name,
+			   spank_strerror(err));
+}
+
 SO_EXPORT int slurm_spank_task_init(spank_t sp, int ac, char **av)
 {
 	const char *why;
@@ -370,16 +408,10 @@ SO_EXPORT int slurm_spank_task_init(spank_t sp, int ac, char **av)
 	(void)av;
 	if (spank_remote(sp) != 1 || !args_parsed)
 		return 0;
-	if (step_choice != SO_SWITCH_INVALID) {
-		/* slurmstepd removed Slurm's copy; later steps started from
-		 * this task need it (see option.h). */
-		spank_err_t err = spank_setenv(sp, SO_OPTION_ENV,
-			step_choice == SO_SWITCH_ON ? "on" : "off", 1);
-
-		if (err != ESPANK_SUCCESS)
-			so_verbose("cannot pass --%s on to later steps: %s",
-				   SO_OPTION_NAME, spank_strerror(err));
-	}
+	/* slurmstepd removed Slurm's copies; later steps started from this
+	 * task need them (see option.h). */
+	pass_on(sp, SO_OPTION_NAME, SO_OPTION_ENV, step_choice);
+	pass_on(sp, SO_RANK_OPTION_NAME, SO_RANK_OPTION_ENV, rank_choice);
 	if (!step_enabled(&why)) {
 		so_debug("disabled for this step (%s)", why);
 		return 0;

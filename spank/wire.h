@@ -15,6 +15,8 @@
 
 #include <stdint.h>
 
+#include "../cgo/contract.h"
+
 #define SO_WIRE_REQUEST_MAGIC 0x534f5251u /* "SORQ" */
 #define SO_WIRE_ANSWER_MAGIC 0x534f414eu  /* "SOAN" */
 
@@ -28,12 +30,14 @@ struct so_wire_request {
 	uint32_t magic;
 	uint32_t env_count;
 	uint64_t env_bytes;
-	int64_t max_env_bytes;
 	/* The helper ends itself this long after the request arrives, wherever
 	 * it is then (placing itself, loading, in the library): the
 	 * task has given up on it by then. */
 	uint32_t deadline_ms;
 	uint32_t reserved;
+	/* The library's request: its scalars as the task filled them; its
+	 * pointers are sent as NULL and set by the helper. */
+	struct so_task_request task;
 };
 
 struct so_wire_answer {

@@ -6,8 +6,10 @@
 //
 // Usage:
 //
-//	spank-otel task-env                 the value the plugin would write
-//	spank-otel export [--stage S]       the same as a shell export line
+//	spank-otel task-env [--step-id N] [--rank on|off]
+//	                                    the value the plugin would write
+//	spank-otel export [--stage S] [--step-id N] [--rank on|off]
+//	                                    the same as a shell export line
 //	spank-otel decode [VALUE]           a carrier as a JSON object
 //	spank-otel detect                   the detected resource as JSON
 //	spank-otel run-uuid [--run-id ID]   the run (attempt) UUID
@@ -21,6 +23,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -50,9 +53,9 @@ type command struct {
 	args    string
 	summary string
 	run     func(c *cli, args []string) int
-	flag    *stringFlag // the one flag the command takes, if any
-	// flags declares a command's flags when it takes several.
-	flags func(c *cli, fs *flag.FlagSet)
+	flags   []*stringFlag
+	// setFlags declares flags that are not strings (doctor's --json).
+	setFlags func(c *cli, fs *flag.FlagSet)
 }
 
 // stringFlag is a command's flag, --name VALUE, stored in the field of the
@@ -69,6 +72,8 @@ type cli struct {
 	maxEnvBytes    int // the execve budget for task-env and export; 0: none
 	stdout, stderr io.Writer
 	stage          string
+	stepID         string
+	rank           string
 	runID          string
 	doctor         doctorFlags
 }
@@ -76,20 +81,25 @@ type cli struct {
 func commands() []command {
 	stage := &stringFlag{"stage", "treat the environment as the batch script (sbatch) or a step's task (task); default: from SLURM_STEP_ID",
 		func(c *cli) *string { return &c.stage }}
+	stepID := &stringFlag{"step-id", "the step as Slurm gives it to the plugin: a number, or batch or interactive (default: from SLURM_STEP_ID)",
+		func(c *cli) *string { return &c.stepID }}
+	rank := &stringFlag{"rank", "on: also write nv.dl.rank, nv.dl.world_size and nv.dl.local_rank, as the plugin's --otel-rank (default off)",
+		func(c *cli) *string { return &c.rank }}
 	runID := &stringFlag{"run-id", "run id to use outside Slurm (default: $TORCHELASTIC_RUN_ID)",
 		func(c *cli) *string { return &c.runID }}
 	return []command{
-		{name: "task-env", run: (*cli).taskEnv,
+		{name: "task-env", args: "[--step-id N] [--rank on|off]", run: (*cli).taskEnv, flags: []*stringFlag{stepID, rank},
 			summary: "print the OTEL_RESOURCE_ATTRIBUTES value the plugin would write for this environment"},
-		{name: "export", args: "[--stage sbatch|task]", run: (*cli).export, flag: stage,
+		{name: "export", args: "[--stage sbatch|task] [--step-id N] [--rank on|off]", run: (*cli).export,
+			flags:   []*stringFlag{stage, stepID, rank},
 			summary: "print it as a shell export line, for eval in a batch script or TaskProlog"},
 		{name: "decode", args: "[VALUE]", run: (*cli).decode,
 			summary: "decode VALUE (default: $OTEL_RESOURCE_ATTRIBUTES) into a JSON object of strings"},
 		{name: "detect", run: (*cli).detect,
 			summary: "print the detected resource (local, Slurm, Kubernetes) as a JSON object"},
-		{name: "run-uuid", args: "[--run-id ID]", run: (*cli).runUUID, flag: runID,
+		{name: "run-uuid", args: "[--run-id ID]", run: (*cli).runUUID, flags: []*stringFlag{runID},
 			summary: "print the run (attempt) UUID of this job or run"},
-		{name: "doctor", args: "[--json] [--slurm-conf F] [--plugstack F] [--probe F]", run: (*cli).runDoctor, flags: doctorFlagSet,
+		{name: "doctor", args: "[--json] [--slurm-conf F] [--plugstack F] [--probe F]", run: (*cli).runDoctor, setFlags: doctorFlagSet,
 			summary: "check this node's set-up (as root) or, in a job (srun spank-otel doctor), this task's; exit 1 on any problem"},
 	}
 }
@@ -125,11 +135,11 @@ func run(args, env []string, maxEnvBytes int, stdout, stderr io.Writer) int {
 			fmt.Fprintf(fs.Output(), "Usage: spank-otel %s %s\n\n%s.\n", cmd.name, cmd.args, cmd.summary)
 			fs.PrintDefaults()
 		}
-		if f := cmd.flag; f != nil {
+		for _, f := range cmd.flags {
 			fs.StringVar(f.value(c), f.name, "", f.usage)
 		}
-		if cmd.flags != nil {
-			cmd.flags(c, fs)
+		if cmd.setFlags != nil {
+			cmd.setFlags(c, fs)
 		}
 		if err := fs.Parse(args[1:]); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
@@ -160,10 +170,52 @@ func (c *cli) noArgs(name string, args []string) bool {
 	return false
 }
 
-// compute runs the plugin's own computation and returns the variable's
-// resulting value and whether it is set at all.
-func (c *cli) compute(stage taskenv.Stage) (string, bool) {
-	res := taskenv.Compute(c.env, taskenv.Options{MaxEnvBytes: c.maxEnvBytes, Stage: stage})
+// options are the Options of the command's flags, or why they are wrong.
+func (c *cli) options(stage taskenv.Stage) (taskenv.Options, error) {
+	opts := taskenv.Options{MaxEnvBytes: c.maxEnvBytes, Stage: stage}
+	switch c.rank {
+	case "", "off":
+	case "on":
+		opts.Ranks = true
+	default:
+		return opts, fmt.Errorf("--rank must be on or off, not %q", c.rank)
+	}
+	if c.stepID != "" {
+		id, err := parseStepID(c.stepID)
+		if err != nil {
+			return opts, err
+		}
+		opts.Step = &id
+	}
+	return opts, nil
+}
+
+// Slurm's ids of its special steps that run a task (slurm.h).
+const (
+	stepBatch       = 0xfffffffb
+	stepInteractive = 0xfffffffa
+)
+
+// parseStepID reads a --step-id: a step's number, or the name of the
+// batch or interactive step.
+func parseStepID(s string) (uint32, error) {
+	switch s {
+	case "batch":
+		return stepBatch, nil
+	case "interactive":
+		return stepInteractive, nil
+	}
+	n, err := strconv.ParseUint(s, 10, 32)
+	if err != nil {
+		return 0, fmt.Errorf("--step-id must be a step number, batch or interactive, not %q", s)
+	}
+	return uint32(n), nil
+}
+
+// compute runs the plugin's own computation with opts and returns the
+// variable's resulting value and whether it is set at all.
+func (c *cli) compute(opts taskenv.Options) (string, bool) {
+	res := taskenv.Compute(c.env, opts)
 	for _, w := range res.Dropped {
 		fmt.Fprintf(c.stderr, "spank-otel: %s: %s\n", libcarrier.EnvVar, w)
 	}
@@ -181,7 +233,12 @@ func (c *cli) taskEnv(args []string) int {
 	if !c.noArgs("task-env", args) {
 		return exitUsage
 	}
-	if value, set := c.compute(taskenv.StageAuto); set {
+	opts, err := c.options(taskenv.StageAuto)
+	if err != nil {
+		fmt.Fprintf(c.stderr, "spank-otel task-env: %v\n", err)
+		return exitUsage
+	}
+	if value, set := c.compute(opts); set {
 		fmt.Fprintln(c.stdout, value)
 	}
 	return exitOK
@@ -203,8 +260,13 @@ func (c *cli) export(args []string) int {
 		fmt.Fprintf(c.stderr, "spank-otel export: --stage must be sbatch or task, not %q\n", c.stage)
 		return exitUsage
 	}
+	opts, err := c.options(stage)
+	if err != nil {
+		fmt.Fprintf(c.stderr, "spank-otel export: %v\n", err)
+		return exitUsage
+	}
 	// Both lines are what a shell's eval and a TaskProlog understand.
-	if value, set := c.compute(stage); set {
+	if value, set := c.compute(opts); set {
 		fmt.Fprintf(c.stdout, "export %s=%s\n", libcarrier.EnvVar, shellQuote(value))
 	} else {
 		fmt.Fprintf(c.stdout, "unset %s\n", libcarrier.EnvVar)
@@ -287,5 +349,5 @@ func execveBudget() int {
 	if err := unix.Getrlimit(unix.RLIMIT_STACK, &lim); err != nil {
 		return 0
 	}
-	return taskenv.ExecBudget(lim.Cur, nil)
+	return taskenv.ExecBudget(taskenv.ExecOf(lim.Cur, nil))
 }

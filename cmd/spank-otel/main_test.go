@@ -31,7 +31,7 @@ func invokeBudget(args []string, env []string, maxEnvBytes int) (code int, stdou
 }
 
 func TestCommands(t *testing.T) {
-	const want = "nv.dl.job.uuid=be34ba0f-41ed-5d53-84c1-e3f3dd25bfd7,slurm.array.count=1,slurm.array.job_id=12345,slurm.array.task_id=0,slurm.cluster.name=cluster-a,slurm.job.id=12345,slurm.job.id.raw=12345,slurm.nnodes=2,slurm.ntasks=4,slurm.restart_count=1,slurm.topology.addr=c1,team=a%2Cb"
+	const want = "nv.dl.job.uuid=be34ba0f-41ed-5d53-84c1-e3f3dd25bfd7,slurm.array.count=1,slurm.array.job_id=12345,slurm.array.task_id=0,slurm.cluster.name=cluster-a,slurm.job.id=12345,slurm.job.id.raw=12345,slurm.nnodes=2,slurm.node.name=c1,slurm.ntasks=4,slurm.restart_count=1,slurm.step.id=0,slurm.topology.addr=c1,team=a%2Cb"
 	withUser := append([]string{"OTEL_RESOURCE_ATTRIBUTES=team=a%2Cb"}, slurmStep...)
 	tests := []struct {
 		name       string
@@ -58,12 +58,22 @@ func TestCommands(t *testing.T) {
 			stdout: "unset OTEL_RESOURCE_ATTRIBUTES\n"},
 		{name: "export --stage task writes topology and no head node", args: []string{"export", "--stage", "task"},
 			env:    append([]string{"SLURMD_NODENAME=c1", "SLURM_TOPOLOGY_ADDR=c1"}, slurmStep[:2]...),
-			stdout: "export OTEL_RESOURCE_ATTRIBUTES=nv.dl.job.uuid=be34ba0f-41ed-5d53-84c1-e3f3dd25bfd7,slurm.array.count=1,slurm.array.job_id=12345,slurm.array.task_id=0,slurm.cluster.name=cluster-a,slurm.job.id=12345,slurm.job.id.raw=12345,slurm.restart_count=0,slurm.topology.addr=c1\n"},
+			stdout: "export OTEL_RESOURCE_ATTRIBUTES=nv.dl.job.uuid=be34ba0f-41ed-5d53-84c1-e3f3dd25bfd7,slurm.array.count=1,slurm.array.job_id=12345,slurm.array.task_id=0,slurm.cluster.name=cluster-a,slurm.job.id=12345,slurm.job.id.raw=12345,slurm.node.name=c1,slurm.restart_count=0,slurm.topology.addr=c1\n"},
 		{name: "export", args: []string{"export"}, env: withUser, stdout: "export OTEL_RESOURCE_ATTRIBUTES=" + want + "\n"},
 		{name: "export quotes what the shell would read", args: []string{"export"},
 			env: []string{"OTEL_RESOURCE_ATTRIBUTES=it's=1"}, stdout: `export OTEL_RESOURCE_ATTRIBUTES='it'\''s=1'` + "\n"},
 		{name: "export --stage sbatch writes the head node", args: []string{"export", "--stage", "sbatch"}, env: slurmStep,
 			stdout: "export OTEL_RESOURCE_ATTRIBUTES=nv.dl.job.uuid=be34ba0f-41ed-5d53-84c1-e3f3dd25bfd7,slurm.array.count=1,slurm.array.job_id=12345,slurm.array.task_id=0,slurm.cluster.name=cluster-a,slurm.head_node.name=c1,slurm.job.id=12345,slurm.job.id.raw=12345,slurm.nnodes=2,slurm.ntasks=4,slurm.restart_count=1\n"},
+		{name: "task-env --step-id: the step the plugin is given", args: []string{"task-env", "--step-id", "7"}, env: withUser,
+			stdout: strings.Replace(want, "slurm.step.id=0", "slurm.step.id=7", 1) + "\n"},
+		{name: "task-env --step-id batch: a job context", args: []string{"task-env", "--step-id", "batch"}, env: slurmStep,
+			stdout: "nv.dl.job.uuid=be34ba0f-41ed-5d53-84c1-e3f3dd25bfd7,slurm.array.count=1,slurm.array.job_id=12345,slurm.array.task_id=0,slurm.cluster.name=cluster-a,slurm.head_node.name=c1,slurm.job.id=12345,slurm.job.id.raw=12345,slurm.nnodes=2,slurm.ntasks=4,slurm.restart_count=1\n"},
+		{name: "task-env --rank on", args: []string{"task-env", "--rank", "on"},
+			env: append([]string{"SLURM_PROCID=3", "SLURM_LOCALID=1", "SLURM_STEP_NUM_TASKS=4"}, slurmStep...), stdout: "nv.dl.local_rank=1,nv.dl.rank=3,"},
+		{name: "task-env --rank off keeps the user's rank", args: []string{"task-env", "--rank", "off"},
+			env: append([]string{"SLURM_PROCID=3", "OTEL_RESOURCE_ATTRIBUTES=nv.dl.rank=9"}, slurmStep...), stdout: "nv.dl.job.uuid=be34ba0f-41ed-5d53-84c1-e3f3dd25bfd7,nv.dl.rank=9,"},
+		{name: "task-env rejects a bad step id", args: []string{"task-env", "--step-id", "x"}, code: 2, stderrPart: "--step-id must be"},
+		{name: "task-env rejects a bad --rank", args: []string{"task-env", "--rank", "yes"}, code: 2, stderrPart: "--rank must be"},
 		{name: "export rejects an unknown stage", args: []string{"export", "--stage=prolog"}, code: 2, stderrPart: "sbatch or task"},
 		{name: "decode an argument", args: []string{"decode", "b=2, a = x%2Cy ,c=%zz"}, stdout: `{"a":"x,y","b":"2","c":"%zz"}` + "\n"},
 		{name: "decode the environment", args: []string{"decode"}, env: []string{"OTEL_RESOURCE_ATTRIBUTES=k=%3C%3E"}, stdout: `{"k":"<>"}` + "\n"},
@@ -152,7 +162,7 @@ func TestBudget(t *testing.T) {
 	// This process's own budget follows the shared rule.
 	var lim unix.Rlimit
 	assert.NilError(t, unix.Getrlimit(unix.RLIMIT_STACK, &lim))
-	assert.Equal(t, execveBudget(), taskenv.ExecBudget(lim.Cur, nil))
+	assert.Equal(t, execveBudget(), taskenv.ExecBudget(taskenv.ExecOf(lim.Cur, nil)))
 }
 
 func uuidOf(name string) string {

@@ -28,7 +28,12 @@ import (
 // Strings is [Task.AppendStrings], the one detection, over the variables
 // of env that a [Vars] holds and the entries of its carrier.
 func Strings(env environ.Env) (map[string]string, []libcarrier.Warning) {
-	t := Task{Vars: varsOf(env)}
+	return detectStrings(env, false)
+}
+
+// detectStrings is [Strings], with the rank keys when ranks is set.
+func detectStrings(env environ.Env, ranks bool) (map[string]string, []libcarrier.Warning) {
+	t := Task{Vars: varsOf(env), Ranks: ranks}
 	var in [32]libcarrier.KeyValue
 	inherited, _ := libcarrier.AppendParse(in[:0], t.Vars.value(varCarrier))
 	var out [NumKeys]libcarrier.KeyValue
@@ -40,9 +45,9 @@ func Strings(env environ.Env) (map[string]string, []libcarrier.Warning) {
 	return m, warns
 }
 
-// Detect is [Strings] with the integer keys (libcarrier.IsIntegerKey:
-// slurm.array.count, slurm.nnodes, slurm.ntasks, slurm.restart_count) as
-// int64 values; every other value is a string.
+// Detect is [Strings] with the integer keys ([libcarrier.IsIntegerKey],
+// such as slurm.ntasks and slurm.task.id) as int64 values; every other
+// value is a string.
 func Detect(env environ.Env) (map[string]any, []libcarrier.Warning) {
 	s, warns := Strings(env)
 	out := make(map[string]any, len(s))
@@ -62,8 +67,17 @@ func Detect(env environ.Env) (map[string]any, []libcarrier.Warning) {
 // and the values detected, about 900 bytes. Fill Vars with
 // [Vars.ReadList], then call [Task.AppendStrings].
 type Task struct {
-	Vars   Vars
+	Vars Vars
+	// Ranks asks for the rank keys too (nv.dl.rank, nv.dl.world_size,
+	// nv.dl.local_rank: the plugin's --otel-rank and rank=on).
+	Ranks  bool
 	values values
+}
+
+// Manages reports whether key is one of the keys t writes and reads from an
+// inherited carrier: [IsKey], and the rank keys when t.Ranks is set.
+func (t *Task) Manages(key string) bool {
+	return IsKey(key) || t.Ranks && IsRankKey(key)
 }
 
 // AppendStrings is [Strings] for t.Vars with the inherited carrier and the
@@ -98,7 +112,7 @@ func (t *Task) AppendStrings(dst, inherited []libcarrier.KeyValue) ([]libcarrier
 			warns = v.inherit(kv.Key, kv.Value, warns)
 		}
 	}
-	warns = v.derive(&t.Vars, warns)
+	warns = v.derive(&t.Vars, t.Ranks, warns)
 	// By index: ranging over the array by value would copy it to the stack.
 	for i := range v.value {
 		if v.has(i) {
@@ -175,21 +189,22 @@ func (v *values) inherit(key, value string, warns []libcarrier.Warning) []libcar
 // that an inherited one replaces costs nothing and warns about nothing. The
 // detector reads env by variable index, never by name, so it cannot read a
 // variable that a Vars does not hold.
-func (v *values) derive(env *Vars, warns []libcarrier.Warning) []libcarrier.Warning {
+func (v *values) derive(env *Vars, ranks bool, warns []libcarrier.Warning) []libcarrier.Warning {
 	if env.value(varJobID) != "" {
-		warns = v.deriveLocal(env, warns)
+		warns = v.deriveLocal(env, ranks, warns)
 	}
 	// Stable: a key's inherited warning stays before its local one.
 	slices.SortStableFunc(warns, func(a, b libcarrier.Warning) int { return cmp.Compare(a.Key, b.Key) })
 	return warns
 }
 
-// deriveLocal fills the keys of v still missing by their rules.
-func (v *values) deriveLocal(env *Vars, warns []libcarrier.Warning) []libcarrier.Warning {
+// deriveLocal fills the keys of v still missing by their rules: those of
+// the task's level, the rank keys only when ranks are asked for.
+func (v *values) deriveLocal(env *Vars, ranks bool, warns []libcarrier.Warning) []libcarrier.Warning {
 	inStep := env.InStep()
 	for i := range rules {
 		r := &rules[i]
-		if v.has(i) || r.level == levelJobContext && inStep || r.level == levelTask && !inStep {
+		if v.has(i) || r.level == levelJobContext && inStep || r.level == levelTask && !inStep || r.rank && !ranks {
 			continue
 		}
 		if r.derive != nil {

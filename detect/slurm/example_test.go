@@ -36,8 +36,10 @@ func ExampleStrings() {
 	// slurm.job.id.raw=12345
 	// slurm.job.name=pretrain, v2
 	// slurm.nnodes=2
+	// slurm.node.name=c1
 	// slurm.ntasks=8
 	// slurm.restart_count=0
+	// slurm.step.id=0
 	// 0 warnings
 }
 
@@ -91,13 +93,19 @@ func ExampleVars_ReadList() {
 }
 
 func ExampleTask_AppendStrings() {
-	var task slurm.Task
+	// Task 3 of step 2, as the plugin sees it: the step id is Slurm's,
+	// and ranks were asked for.
+	task := slurm.Task{Ranks: true}
 	task.Vars.ReadList([]string{
 		"SLURM_JOB_ID=12345",
 		"SLURM_CLUSTER_NAME=cluster-a",
-		"SLURM_STEP_ID=0",
-		"OTEL_RESOURCE_ATTRIBUTES=slurm.job.name=pretrain,team=ml",
+		"SLURM_STEP_ID=0", // the variable; SetStep overrides it
+		"SLURM_PROCID=3",
+		"SLURM_LOCALID=1",
+		"SLURM_STEP_NUM_TASKS=4",
+		"OTEL_RESOURCE_ATTRIBUTES=slurm.job.name=pretrain,team=ml,nv.dl.rank=0",
 	})
+	task.Vars.SetStep(2)
 	text, _ := task.Vars.Lookup(libcarrier.EnvVar)
 	var buf [16]libcarrier.KeyValue
 	inherited, _ := libcarrier.AppendParse(buf[:0], text)
@@ -108,6 +116,9 @@ func ExampleTask_AppendStrings() {
 	}
 	// Output:
 	// nv.dl.job.uuid=be34ba0f-41ed-5d53-84c1-e3f3dd25bfd7
+	// nv.dl.local_rank=1
+	// nv.dl.rank=3
+	// nv.dl.world_size=4
 	// slurm.array.count=1
 	// slurm.array.job_id=12345
 	// slurm.array.task_id=0
@@ -116,4 +127,8 @@ func ExampleTask_AppendStrings() {
 	// slurm.job.id.raw=12345
 	// slurm.job.name=pretrain
 	// slurm.restart_count=0
+	// slurm.step.id=2
+	// slurm.step.ntasks=4
+	// slurm.task.id=3
+	// slurm.task.local_id=1
 }

@@ -3,7 +3,7 @@
 package slurm
 
 // numVars is the number of variables a Vars holds.
-const numVars = 30
+const numVars = 33
 
 // varNames are the variables a Vars holds, by index: fixedVarNames,
 // then the variables of the rules.
@@ -18,6 +18,9 @@ var varNames = [numVars]string{
 	"SLURM_RESTART_COUNT",
 	"TORCHELASTIC_RESTART_COUNT",
 	"TORCHELASTIC_RUN_ID",
+	"SLURM_LOCALID",
+	"SLURM_PROCID",
+	"SLURM_STEP_NUM_TASKS",
 	"SLURM_ARRAY_TASK_COUNT",
 	"LENS_SLURM_ARRAY_SLUID",
 	"NV_LAUNCH_ARRAY_SLUID",
@@ -43,28 +46,36 @@ var varNames = [numVars]string{
 // ruleVars are the indexes in varNames of the vars of each rule.
 var ruleVars = [NumKeys][]uint8{
 	nil,          // nv.dl.job.uuid
+	{10},         // nv.dl.local_rank: SLURM_LOCALID
+	{11},         // nv.dl.rank: SLURM_PROCID
 	nil,          // nv.dl.run.uuid
-	{10},         // slurm.array.count: SLURM_ARRAY_TASK_COUNT
+	{12},         // nv.dl.world_size: SLURM_STEP_NUM_TASKS
+	{13},         // slurm.array.count: SLURM_ARRAY_TASK_COUNT
 	{2, 1},       // slurm.array.job_id: SLURM_ARRAY_JOB_ID SLURM_JOB_ID
-	{11, 12},     // slurm.array.sluid: LENS_SLURM_ARRAY_SLUID NV_LAUNCH_ARRAY_SLUID
+	{14, 15},     // slurm.array.sluid: LENS_SLURM_ARRAY_SLUID NV_LAUNCH_ARRAY_SLUID
 	{3},          // slurm.array.task_id: SLURM_ARRAY_TASK_ID
 	{4},          // slurm.cluster.name: SLURM_CLUSTER_NAME
-	{13},         // slurm.head_node.name: SLURMD_NODENAME
-	{14},         // slurm.job.account: SLURM_JOB_ACCOUNT
+	{16},         // slurm.head_node.name: SLURMD_NODENAME
+	{17},         // slurm.job.account: SLURM_JOB_ACCOUNT
 	nil,          // slurm.job.id
 	{1},          // slurm.job.id.raw: SLURM_JOB_ID
-	{15},         // slurm.job.name: SLURM_JOB_NAME
-	{16},         // slurm.job.qos: SLURM_JOB_QOS
-	{17},         // slurm.job.reservation: SLURM_JOB_RESERVATION
-	{18},         // slurm.job.user: SLURM_JOB_USER
-	{19, 20},     // slurm.nnodes: SLURM_JOB_NUM_NODES SLURM_NNODES
-	{21},         // slurm.ntasks: SLURM_NTASKS
-	{22, 23},     // slurm.partition: SLURM_JOB_PARTITION SLURM_PARTITION
+	{18},         // slurm.job.name: SLURM_JOB_NAME
+	{19},         // slurm.job.qos: SLURM_JOB_QOS
+	{20},         // slurm.job.reservation: SLURM_JOB_RESERVATION
+	{21},         // slurm.job.user: SLURM_JOB_USER
+	{22, 23},     // slurm.nnodes: SLURM_JOB_NUM_NODES SLURM_NNODES
+	{16},         // slurm.node.name: SLURMD_NODENAME
+	{24},         // slurm.ntasks: SLURM_NTASKS
+	{25, 26},     // slurm.partition: SLURM_JOB_PARTITION SLURM_PARTITION
 	{7},          // slurm.restart_count: SLURM_RESTART_COUNT
-	{24},         // slurm.segment: SLURM_SEGMENT
-	{25, 26, 27}, // slurm.sluid: LENS_SLURM_SLUID NV_LAUNCH_SLUID SLURM_JOB_SLUID
-	{28},         // slurm.topology.addr: SLURM_TOPOLOGY_ADDR
-	{29},         // slurm.topology.addr_pattern: SLURM_TOPOLOGY_ADDR_PATTERN
+	{27},         // slurm.segment: SLURM_SEGMENT
+	{28, 29, 30}, // slurm.sluid: LENS_SLURM_SLUID NV_LAUNCH_SLUID SLURM_JOB_SLUID
+	nil,          // slurm.step.id
+	{12},         // slurm.step.ntasks: SLURM_STEP_NUM_TASKS
+	{11},         // slurm.task.id: SLURM_PROCID
+	{10},         // slurm.task.local_id: SLURM_LOCALID
+	{31},         // slurm.topology.addr: SLURM_TOPOLOGY_ADDR
+	{32},         // slurm.topology.addr_pattern: SLURM_TOPOLOGY_ADDR_PATTERN
 }
 
 // varIndex returns the index of the variable name in a Vars, or -1.
@@ -90,46 +101,52 @@ func varIndex(name string) int {
 		return 8
 	case "TORCHELASTIC_RUN_ID":
 		return 9
-	case "SLURM_ARRAY_TASK_COUNT":
+	case "SLURM_LOCALID":
 		return 10
-	case "LENS_SLURM_ARRAY_SLUID":
+	case "SLURM_PROCID":
 		return 11
-	case "NV_LAUNCH_ARRAY_SLUID":
+	case "SLURM_STEP_NUM_TASKS":
 		return 12
-	case "SLURMD_NODENAME":
+	case "SLURM_ARRAY_TASK_COUNT":
 		return 13
-	case "SLURM_JOB_ACCOUNT":
+	case "LENS_SLURM_ARRAY_SLUID":
 		return 14
-	case "SLURM_JOB_NAME":
+	case "NV_LAUNCH_ARRAY_SLUID":
 		return 15
-	case "SLURM_JOB_QOS":
+	case "SLURMD_NODENAME":
 		return 16
-	case "SLURM_JOB_RESERVATION":
+	case "SLURM_JOB_ACCOUNT":
 		return 17
-	case "SLURM_JOB_USER":
+	case "SLURM_JOB_NAME":
 		return 18
-	case "SLURM_JOB_NUM_NODES":
+	case "SLURM_JOB_QOS":
 		return 19
-	case "SLURM_NNODES":
+	case "SLURM_JOB_RESERVATION":
 		return 20
-	case "SLURM_NTASKS":
+	case "SLURM_JOB_USER":
 		return 21
-	case "SLURM_JOB_PARTITION":
+	case "SLURM_JOB_NUM_NODES":
 		return 22
-	case "SLURM_PARTITION":
+	case "SLURM_NNODES":
 		return 23
-	case "SLURM_SEGMENT":
+	case "SLURM_NTASKS":
 		return 24
-	case "LENS_SLURM_SLUID":
+	case "SLURM_JOB_PARTITION":
 		return 25
-	case "NV_LAUNCH_SLUID":
+	case "SLURM_PARTITION":
 		return 26
-	case "SLURM_JOB_SLUID":
+	case "SLURM_SEGMENT":
 		return 27
-	case "SLURM_TOPOLOGY_ADDR":
+	case "LENS_SLURM_SLUID":
 		return 28
-	case "SLURM_TOPOLOGY_ADDR_PATTERN":
+	case "NV_LAUNCH_SLUID":
 		return 29
+	case "SLURM_JOB_SLUID":
+		return 30
+	case "SLURM_TOPOLOGY_ADDR":
+		return 31
+	case "SLURM_TOPOLOGY_ADDR_PATTERN":
+		return 32
 	}
 	return -1
 }
@@ -139,50 +156,66 @@ func keyIndex(key string) int {
 	switch key {
 	case "nv.dl.job.uuid":
 		return 0
-	case "nv.dl.run.uuid":
+	case "nv.dl.local_rank":
 		return 1
-	case "slurm.array.count":
+	case "nv.dl.rank":
 		return 2
-	case "slurm.array.job_id":
+	case "nv.dl.run.uuid":
 		return 3
-	case "slurm.array.sluid":
+	case "nv.dl.world_size":
 		return 4
-	case "slurm.array.task_id":
+	case "slurm.array.count":
 		return 5
-	case "slurm.cluster.name":
+	case "slurm.array.job_id":
 		return 6
-	case "slurm.head_node.name":
+	case "slurm.array.sluid":
 		return 7
-	case "slurm.job.account":
+	case "slurm.array.task_id":
 		return 8
-	case "slurm.job.id":
+	case "slurm.cluster.name":
 		return 9
-	case "slurm.job.id.raw":
+	case "slurm.head_node.name":
 		return 10
-	case "slurm.job.name":
+	case "slurm.job.account":
 		return 11
-	case "slurm.job.qos":
+	case "slurm.job.id":
 		return 12
-	case "slurm.job.reservation":
+	case "slurm.job.id.raw":
 		return 13
-	case "slurm.job.user":
+	case "slurm.job.name":
 		return 14
-	case "slurm.nnodes":
+	case "slurm.job.qos":
 		return 15
-	case "slurm.ntasks":
+	case "slurm.job.reservation":
 		return 16
-	case "slurm.partition":
+	case "slurm.job.user":
 		return 17
-	case "slurm.restart_count":
+	case "slurm.nnodes":
 		return 18
-	case "slurm.segment":
+	case "slurm.node.name":
 		return 19
-	case "slurm.sluid":
+	case "slurm.ntasks":
 		return 20
-	case "slurm.topology.addr":
+	case "slurm.partition":
 		return 21
-	case "slurm.topology.addr_pattern":
+	case "slurm.restart_count":
 		return 22
+	case "slurm.segment":
+		return 23
+	case "slurm.sluid":
+		return 24
+	case "slurm.step.id":
+		return 25
+	case "slurm.step.ntasks":
+		return 26
+	case "slurm.task.id":
+		return 27
+	case "slurm.task.local_id":
+		return 28
+	case "slurm.topology.addr":
+		return 29
+	case "slurm.topology.addr_pattern":
+		return 30
 	}
 	return -1
 }

@@ -22,6 +22,10 @@ type rule struct {
 	// means none. It may read only the variables of fixedVarNames and of
 	// the rules' vars: a Vars holds nothing else.
 	derive func(env *Vars) string
+	// rank marks the keys written only when ranks are asked for
+	// (--otel-rank, rank=on: [Task.Ranks]). Otherwise the key is not the
+	// detector's at all, and an inherited value is the user's own.
+	rank bool
 }
 
 // level is where a key's value belongs: to the job, seen the same in every
@@ -55,7 +59,13 @@ const (
 // A key with integer values needs its line in libcarrier.IsIntegerKey too.
 var rules = [...]rule{
 	{key: "nv.dl.job.uuid", derive: deriveJobUUID},
+	// A Slurm task is a training worker only when the job starts one
+	// worker per task (srun python train.py), not under torchrun and its
+	// like: hence asked for, never by default.
+	{key: "nv.dl.local_rank", vars: []string{"SLURM_LOCALID"}, level: levelTask, rank: true},
+	{key: "nv.dl.rank", vars: []string{"SLURM_PROCID"}, level: levelTask, rank: true},
 	{key: "nv.dl.run.uuid"}, // only ever inherited
+	{key: "nv.dl.world_size", vars: []string{"SLURM_STEP_NUM_TASKS"}, level: levelTask, rank: true},
 	{key: "slurm.array.count", vars: []string{"SLURM_ARRAY_TASK_COUNT"}, unset: "1"},
 	{key: "slurm.array.job_id", vars: []string{"SLURM_ARRAY_JOB_ID", "SLURM_JOB_ID"}},
 	{key: "slurm.array.sluid", vars: []string{"LENS_SLURM_ARRAY_SLUID", "NV_LAUNCH_ARRAY_SLUID"}},
@@ -70,6 +80,7 @@ var rules = [...]rule{
 	{key: "slurm.job.reservation", vars: []string{"SLURM_JOB_RESERVATION"}},
 	{key: "slurm.job.user", vars: []string{"SLURM_JOB_USER"}},
 	{key: "slurm.nnodes", vars: []string{"SLURM_JOB_NUM_NODES", "SLURM_NNODES"}},
+	{key: "slurm.node.name", vars: []string{"SLURMD_NODENAME"}, level: levelTask},
 	{key: "slurm.ntasks", vars: []string{"SLURM_NTASKS"}},
 	{key: "slurm.partition", vars: []string{"SLURM_JOB_PARTITION", "SLURM_PARTITION"}},
 	{key: "slurm.restart_count", vars: []string{"SLURM_RESTART_COUNT"}, unset: "0"},
@@ -77,6 +88,13 @@ var rules = [...]rule{
 	// Slurm's own SLURM_JOB_SLUID (in tasks from 26.05) comes last: a launcher's
 	// value names the job as that launcher knows it.
 	{key: "slurm.sluid", vars: []string{"LENS_SLURM_SLUID", "NV_LAUNCH_SLUID", "SLURM_JOB_SLUID"}},
+	// The step the plugin is given (S_JOB_STEPID), else the variables'.
+	{key: "slurm.step.id", derive: deriveStepID, level: levelTask},
+	// Across all components of a heterogeneous step, as the task's own
+	// variables count (S_TASK_GLOBAL_ID counts within one component).
+	{key: "slurm.step.ntasks", vars: []string{"SLURM_STEP_NUM_TASKS"}, level: levelTask},
+	{key: "slurm.task.id", vars: []string{"SLURM_PROCID"}, level: levelTask},
+	{key: "slurm.task.local_id", vars: []string{"SLURM_LOCALID"}, level: levelTask},
 	{key: "slurm.topology.addr", vars: []string{"SLURM_TOPOLOGY_ADDR"}, level: levelTask},
 	{key: "slurm.topology.addr_pattern", vars: []string{"SLURM_TOPOLOGY_ADDR_PATTERN"}, level: levelTask},
 }
@@ -84,12 +102,23 @@ var rules = [...]rule{
 // NumKeys is the size of the allowlist: a result never holds more entries.
 const NumKeys = len(rules)
 
-// IsKey reports whether key is one of the keys the Slurm detector writes
-// and reads from an inherited OTEL_RESOURCE_ATTRIBUTES: the slurm.* keys it
-// derives, plus nv.dl.job.uuid and nv.dl.run.uuid. Retired keys such as
-// slurm.nodelist, slurm.cluster and slurm.torchelastic.restart_count are
-// not in the list.
-func IsKey(key string) bool { return keyIndex(key) >= 0 }
+// IsKey reports whether key is one of the keys the Slurm detector always
+// manages: the slurm.* keys it derives, plus nv.dl.job.uuid and
+// nv.dl.run.uuid. Retired keys such as slurm.nodelist, slurm.cluster and
+// slurm.torchelastic.restart_count are not in the list, and neither are
+// the rank keys (nv.dl.rank, nv.dl.world_size, nv.dl.local_rank), which it
+// manages only when asked to: see [Task.Manages].
+func IsKey(key string) bool {
+	i := keyIndex(key)
+	return i >= 0 && !rules[i].rank
+}
+
+// IsRankKey reports whether key is one of the rank keys the detector
+// writes when ranks are asked for ([Task.Ranks]).
+func IsRankKey(key string) bool {
+	i := keyIndex(key)
+	return i >= 0 && rules[i].rank
+}
 
 // deriveJobID is slurm.job.id: <SLURM_ARRAY_JOB_ID>_<SLURM_ARRAY_TASK_ID> for an
 // array element, the job id otherwise. An array element is recognised by

@@ -12,34 +12,43 @@ import (
 // sets what the key is derived from, and the value derived. A key added to
 // rules needs its case here: TestEveryKey fails for a key without one.
 var keyCases = []struct {
-	key  string
-	env  environ.Map // besides SLURM_JOB_ID=100
-	want string      // "" for a key that is only ever inherited
+	key   string
+	env   environ.Map // besides SLURM_JOB_ID=100
+	want  string      // "" for a key that is only ever inherited
+	ranks bool        // detected with Task.Ranks: a rank key
 }{
-	{"nv.dl.job.uuid", environ.Map{"SLURM_CLUSTER_NAME": "c"}, jobUUID("c", "100")},
-	{"nv.dl.run.uuid", environ.Map{"TORCHELASTIC_RUN_ID": "r"}, ""},
-	{"slurm.array.count", environ.Map{"SLURM_ARRAY_TASK_COUNT": "4"}, "4"},
-	{"slurm.array.job_id", environ.Map{"SLURM_ARRAY_JOB_ID": "99", "SLURM_ARRAY_TASK_ID": "1"}, "99"},
-	{"slurm.array.sluid", environ.Map{"LENS_SLURM_ARRAY_SLUID": "as"}, "as"},
-	{"slurm.array.task_id", environ.Map{"SLURM_ARRAY_TASK_ID": "3"}, "3"},
-	{"slurm.cluster.name", environ.Map{"SLURM_CLUSTER_NAME": "c"}, "c"},
-	{"slurm.head_node.name", environ.Map{"SLURMD_NODENAME": "c1"}, "c1"},
-	{"slurm.job.account", environ.Map{"SLURM_JOB_ACCOUNT": "research"}, "research"},
-	{"slurm.job.id", environ.Map{"SLURM_ARRAY_JOB_ID": "99", "SLURM_ARRAY_TASK_ID": "1"}, "99_1"},
-	{"slurm.job.id.raw", environ.Map{"SLURM_ARRAY_JOB_ID": "99", "SLURM_ARRAY_TASK_ID": "1"}, "100"},
-	{"slurm.job.name", environ.Map{"SLURM_JOB_NAME": "train"}, "train"},
-	{"slurm.job.qos", environ.Map{"SLURM_JOB_QOS": "high"}, "high"},
-	{"slurm.job.reservation", environ.Map{"SLURM_JOB_RESERVATION": "maint"}, "maint"},
-	{"slurm.job.user", environ.Map{"SLURM_JOB_USER": "alice"}, "alice"},
-	{"slurm.nnodes", environ.Map{"SLURM_JOB_NUM_NODES": "2"}, "2"},
-	{"slurm.ntasks", environ.Map{"SLURM_NTASKS": "8"}, "8"},
-	{"slurm.partition", environ.Map{"SLURM_JOB_PARTITION": "gpu"}, "gpu"},
-	{"slurm.restart_count", environ.Map{"SLURM_RESTART_COUNT": "2"}, "2"},
-	{"slurm.segment", environ.Map{"SLURM_SEGMENT": "seg1"}, "seg1"},
-	{"slurm.sluid", environ.Map{"SLURM_JOB_SLUID": "sAWNM8RBK7JF00"}, "sAWNM8RBK7JF00"},
+	{"nv.dl.job.uuid", environ.Map{"SLURM_CLUSTER_NAME": "c"}, jobUUID("c", "100"), false},
+	{"nv.dl.local_rank", environ.Map{"SLURM_LOCALID": "1", "SLURM_STEP_ID": "0"}, "1", true},
+	{"nv.dl.rank", environ.Map{"SLURM_PROCID": "5", "SLURM_STEP_ID": "0"}, "5", true},
+	{"nv.dl.run.uuid", environ.Map{"TORCHELASTIC_RUN_ID": "r"}, "", false},
+	{"nv.dl.world_size", environ.Map{"SLURM_STEP_NUM_TASKS": "8", "SLURM_STEP_ID": "0"}, "8", true},
+	{"slurm.array.count", environ.Map{"SLURM_ARRAY_TASK_COUNT": "4"}, "4", false},
+	{"slurm.array.job_id", environ.Map{"SLURM_ARRAY_JOB_ID": "99", "SLURM_ARRAY_TASK_ID": "1"}, "99", false},
+	{"slurm.array.sluid", environ.Map{"LENS_SLURM_ARRAY_SLUID": "as"}, "as", false},
+	{"slurm.array.task_id", environ.Map{"SLURM_ARRAY_TASK_ID": "3"}, "3", false},
+	{"slurm.cluster.name", environ.Map{"SLURM_CLUSTER_NAME": "c"}, "c", false},
+	{"slurm.head_node.name", environ.Map{"SLURMD_NODENAME": "c1"}, "c1", false},
+	{"slurm.job.account", environ.Map{"SLURM_JOB_ACCOUNT": "research"}, "research", false},
+	{"slurm.job.id", environ.Map{"SLURM_ARRAY_JOB_ID": "99", "SLURM_ARRAY_TASK_ID": "1"}, "99_1", false},
+	{"slurm.job.id.raw", environ.Map{"SLURM_ARRAY_JOB_ID": "99", "SLURM_ARRAY_TASK_ID": "1"}, "100", false},
+	{"slurm.job.name", environ.Map{"SLURM_JOB_NAME": "train"}, "train", false},
+	{"slurm.job.qos", environ.Map{"SLURM_JOB_QOS": "high"}, "high", false},
+	{"slurm.job.reservation", environ.Map{"SLURM_JOB_RESERVATION": "maint"}, "maint", false},
+	{"slurm.job.user", environ.Map{"SLURM_JOB_USER": "alice"}, "alice", false},
+	{"slurm.nnodes", environ.Map{"SLURM_JOB_NUM_NODES": "2"}, "2", false},
+	{"slurm.node.name", environ.Map{"SLURMD_NODENAME": "c2", "SLURM_STEP_ID": "0"}, "c2", false},
+	{"slurm.ntasks", environ.Map{"SLURM_NTASKS": "8"}, "8", false},
+	{"slurm.partition", environ.Map{"SLURM_JOB_PARTITION": "gpu"}, "gpu", false},
+	{"slurm.restart_count", environ.Map{"SLURM_RESTART_COUNT": "2"}, "2", false},
+	{"slurm.segment", environ.Map{"SLURM_SEGMENT": "seg1"}, "seg1", false},
+	{"slurm.sluid", environ.Map{"SLURM_JOB_SLUID": "sAWNM8RBK7JF00"}, "sAWNM8RBK7JF00", false},
 	// Task keys: in a step only.
-	{"slurm.topology.addr", environ.Map{"SLURM_TOPOLOGY_ADDR": "sw0.c1", "SLURM_STEP_ID": "0"}, "sw0.c1"},
-	{"slurm.topology.addr_pattern", environ.Map{"SLURM_TOPOLOGY_ADDR_PATTERN": "switch.node", "SLURM_STEP_ID": "0"}, "switch.node"},
+	{"slurm.step.id", environ.Map{"SLURM_STEP_ID": "3"}, "3", false},
+	{"slurm.step.ntasks", environ.Map{"SLURM_STEP_NUM_TASKS": "4", "SLURM_STEP_ID": "0"}, "4", false},
+	{"slurm.task.id", environ.Map{"SLURM_PROCID": "3", "SLURM_STEP_ID": "0"}, "3", false},
+	{"slurm.task.local_id", environ.Map{"SLURM_LOCALID": "1", "SLURM_STEP_ID": "0"}, "1", false},
+	{"slurm.topology.addr", environ.Map{"SLURM_TOPOLOGY_ADDR": "sw0.c1", "SLURM_STEP_ID": "0"}, "sw0.c1", false},
+	{"slurm.topology.addr_pattern", environ.Map{"SLURM_TOPOLOGY_ADDR_PATTERN": "switch.node", "SLURM_STEP_ID": "0"}, "switch.node", false},
 }
 
 // TestEveryKey checks each key of the allowlist on its own: derived from
@@ -52,11 +61,16 @@ func TestEveryKey(t *testing.T) {
 		covered = append(covered, c.key)
 		t.Run(c.key, func(t *testing.T) {
 			env := with(c.env, "SLURM_JOB_ID", "100")
-			got, warns := Strings(env)
+			got, warns := detectStrings(env, c.ranks)
 			if value, ok := got[c.key]; value != c.want || ok != (c.want != "") || warns != nil {
 				t.Errorf("from %v: %s = %q, %v (warnings %v), want %q", env, c.key, value, ok, warns, c.want)
 			}
-			if got, _ := Strings(c.env); len(got) != 0 {
+			if c.ranks {
+				if got, _ := Strings(env); got[c.key] != "" {
+					t.Errorf("without ranks asked for: %s = %q", c.key, got[c.key])
+				}
+			}
+			if got, _ := detectStrings(c.env, c.ranks); len(got) != 0 {
 				t.Errorf("without a job: %v", got)
 			}
 			inherited := "7" // a valid value of every key, integer or not
@@ -66,7 +80,7 @@ func TestEveryKey(t *testing.T) {
 				// names another job than 100, whose keys are replaced.
 				want = c.want
 			}
-			got, _ = Strings(with(env, carrierVar, c.key+"="+inherited))
+			got, _ = detectStrings(with(env, carrierVar, c.key+"="+inherited), c.ranks)
 			if got[c.key] != want {
 				t.Errorf("inherited %s=%s: %q, want %q", c.key, inherited, got[c.key], want)
 			}

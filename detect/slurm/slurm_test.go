@@ -45,7 +45,7 @@ func readList(kv []string) *Vars {
 
 // stepWant is what the detector yields for fullEnv in a task of a step:
 // the task's keys, and no head node.
-var stepWant = with(fullWant, "slurm.head_node.name", deleted,
+var stepWant = with(fullWant, "slurm.head_node.name", deleted, "slurm.node.name", "c1", "slurm.step.id", "0",
 	"slurm.topology.addr", "sw0.c1", "slurm.topology.addr_pattern", "switch.node")
 
 func TestStrings(t *testing.T) {
@@ -268,6 +268,11 @@ func TestStringsTaskEnv(t *testing.T) {
 		"slurm.partition":             "gpu",
 		"slurm.nnodes":                "2",
 		"slurm.ntasks":                "4",
+		"slurm.node.name":             "c1",
+		"slurm.step.id":               "0",
+		"slurm.step.ntasks":           "4",
+		"slurm.task.id":               "1",
+		"slurm.task.local_id":         "1",
 		"slurm.topology.addr":         "c1",
 		"slurm.topology.addr_pattern": "node",
 		"nv.dl.job.uuid":              jobUUID("cluster-a", "4242"),
@@ -289,8 +294,12 @@ func TestStringsTaskEnv(t *testing.T) {
 
 func TestIsKey(t *testing.T) {
 	for _, c := range keyCases {
-		if !IsKey(c.key) {
-			t.Errorf("IsKey(%q) = false", c.key)
+		if IsKey(c.key) == c.ranks || IsRankKey(c.key) != c.ranks {
+			t.Errorf("IsKey(%q) = %v, IsRankKey %v; a rank key: %v", c.key, IsKey(c.key), IsRankKey(c.key), c.ranks)
+		}
+		task := Task{Ranks: true}
+		if !task.Manages(c.key) || (&Task{}).Manages(c.key) == c.ranks {
+			t.Errorf("Manages(%q) with ranks %v, without %v", c.key, task.Manages(c.key), (&Task{}).Manages(c.key))
 		}
 	}
 	for _, k := range []string{

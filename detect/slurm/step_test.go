@@ -47,3 +47,54 @@ func TestHeadNodeInTheBatchScriptOf2605(t *testing.T) {
 		t.Errorf("slurm.head_node.name = %q, want c1 (result %v)", got["slurm.head_node.name"], got)
 	}
 }
+
+// TestStepID: slurm.step.id and the level it decides, from the id the
+// plugin is given (SetStep), from the variables, or fixed by SetInStep.
+func TestStepID(t *testing.T) {
+	none := ^uint64(0) // no SetStep
+	tests := []struct {
+		name    string
+		env     environ.Map
+		setStep uint64 // none, or the id given to SetStep
+		inStep  string // "", "job", "step": SetInStep
+		want    string // slurm.step.id, "" for none
+		task    bool   // the task's other keys written
+	}{
+		{"from SLURM_STEP_ID", environ.Map{"SLURM_STEP_ID": "4"}, none, "", "4", true},
+		{"from SLURM_STEPID", environ.Map{"SLURM_STEPID": "4"}, none, "", "4", true},
+		{"canonical", environ.Map{"SLURM_STEP_ID": "04"}, none, "", "4", true},
+		{"a step named by text has no id", environ.Map{"SLURM_STEP_ID": "x"}, none, "", "", true},
+		{"the batch script of 26.05", environ.Map{"SLURM_STEP_ID": "-5"}, none, "", "", false},
+		{"Slurm's id wins over the variable", environ.Map{"SLURM_STEP_ID": "4"}, 7, "", "7", true},
+		{"Slurm's id without variables", environ.Map{}, 0, "", "0", true},
+		{"Slurm's batch step: a job context whatever the variable says", environ.Map{"SLURM_STEP_ID": "4"}, 0xfffffffb, "", "", false},
+		{"Slurm's interactive step", environ.Map{}, 0xfffffffa, "", "", false},
+		{"the largest regular step", environ.Map{}, MaxRegularStepID, "", "4294967280", true},
+		{"--stage task without an id", environ.Map{}, none, "step", "", true},
+		{"--stage task keeps the variable's id", environ.Map{"SLURM_STEP_ID": "2"}, none, "step", "2", true},
+		{"--stage sbatch", environ.Map{"SLURM_STEP_ID": "2"}, none, "job", "", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			env := with(tc.env, "SLURM_JOB_ID", "9", "SLURM_PROCID", "1")
+			task := Task{Vars: *readList(list(env))}
+			if tc.setStep != none {
+				task.Vars.SetStep(uint32(tc.setStep))
+			}
+			switch tc.inStep {
+			case "job":
+				task.Vars.SetInStep(false)
+			case "step":
+				task.Vars.SetInStep(true)
+			}
+			kvs, _ := task.AppendStrings(nil, nil)
+			got := map[string]string{}
+			for _, kv := range kvs {
+				got[kv.Key] = kv.Value
+			}
+			if got["slurm.step.id"] != tc.want || (got["slurm.task.id"] == "1") != tc.task {
+				t.Errorf("slurm.step.id %q, slurm.task.id %q; want %q, task keys %v", got["slurm.step.id"], got["slurm.task.id"], tc.want, tc.task)
+			}
+		})
+	}
+}

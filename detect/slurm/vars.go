@@ -53,7 +53,8 @@ var _ [64 - numVars]struct{}
 type Vars struct {
 	values [numVars]string
 	set    uint64 // bit i: values[i] is set
-	step   stepOverride
+	step   stepSource
+	stepID uint32 // with step == stepKnown
 }
 
 // ReadList sets e to the variables of kv, "NAME=value" entries such as

@@ -17,7 +17,7 @@ type ProbeMessage struct {
 
 // ProbeResult is spank-otel-probe's report on one plugstack line.
 type ProbeResult struct {
-	Args       map[string]string // lib, lib_ok, default, exclude, max_env, timeout_ms
+	Args       map[string]string // lib, lib_ok, default, rank, exclude, max_env, timeout_ms
 	Messages   []ProbeMessage    // in the order logged
 	LibStatus  string            // so_lib_open's status name: "called" when it passes
 	CallStatus string            // the helper's status name, "" when not called
@@ -67,7 +67,7 @@ func ParseProbe(out string) (ProbeResult, error) {
 			continue
 		}
 		switch key {
-		case "lib", "lib_ok", "default", "exclude", "max_env", "timeout_ms":
+		case "lib", "lib_ok", "default", "rank", "exclude", "max_env", "timeout_ms":
 			r.Args[key] = value
 			r.argMsgs = len(r.Messages)
 		case "lib_status":

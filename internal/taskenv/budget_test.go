@@ -86,6 +86,45 @@ func TestPerVariableLimit(t *testing.T) {
 	}
 }
 
-// ExecBudget and the per-variable limit are part of the contract with the
-// shim: cgo/contract_test.go checks them against cgo/testdata/contract.tsv,
-// the worked examples the shim's C test checks too.
+// TestExecBudget: worked examples of the execve budget. A quarter of the
+// stack limit, within 131072 and 6291456, minus the arguments, 8 bytes per
+// argument (at least one) and the 8192-byte slack; at least 1.
+func TestExecBudget(t *testing.T) {
+	const unlimited = ^uint64(0) // RLIM_INFINITY
+	type Exec = taskenv.Exec
+	tests := []struct {
+		exec Exec
+		want int
+	}{
+		// 8 MiB, "python train.py": 2097152 - 16 - 2*8 - 8192
+		{Exec{StackLimit: 8 << 20, ArgCount: 2, ArgBytes: 16}, 2088928},
+		// no arguments still cost one pointer
+		{Exec{StackLimit: 8 << 20}, 2088952},
+		{Exec{StackLimit: 8 << 20, ArgCount: 3, ArgBytes: 30}, 2088906},
+		// unlimited, and anything from 24 MiB up: the 6 MiB ceiling
+		{Exec{StackLimit: unlimited, ArgCount: 1, ArgBytes: 2}, 6283254},
+		{Exec{StackLimit: 64 << 20, ArgCount: 1, ArgBytes: 2}, 6283254},
+		{Exec{StackLimit: 24 << 20, ArgCount: 1, ArgBytes: 2}, 6283254},
+		// 4 bytes under 24 MiB: a quarter of it, one byte under the ceiling
+		{Exec{StackLimit: 24<<20 - 4, ArgCount: 1, ArgBytes: 2}, 6283253},
+		// 512 KiB and less: the 128 KiB floor
+		{Exec{StackLimit: 512 << 10, ArgCount: 1, ArgBytes: 2}, 122870},
+		{Exec{StackLimit: 256 << 10, ArgCount: 1, ArgBytes: 2}, 122870},
+		{Exec{}, 122872},
+		// 4 bytes over 512 KiB: a quarter of it, one byte over the floor
+		{Exec{StackLimit: 512<<10 + 4, ArgCount: 1, ArgBytes: 2}, 122871},
+		// arguments that leave 2, 1 and no byte, and more than the whole limit
+		{Exec{StackLimit: 8 << 20, ArgCount: 1, ArgBytes: 2088950}, 2},
+		{Exec{StackLimit: 8 << 20, ArgCount: 1, ArgBytes: 2088951}, 1},
+		{Exec{StackLimit: 8 << 20, ArgCount: 1, ArgBytes: 2088952}, 1},
+		{Exec{StackLimit: 8 << 20, ArgCount: 1, ArgBytes: 2097153}, 1},
+	}
+	for _, tc := range tests {
+		if got := taskenv.ExecBudget(tc.exec); got != tc.want {
+			t.Errorf("ExecBudget(%+v) = %d, want %d", tc.exec, got, tc.want)
+		}
+	}
+	if got := taskenv.ExecOf(8<<20, []string{"python", "train.py"}); got != (Exec{StackLimit: 8 << 20, ArgCount: 2, ArgBytes: 16}) {
+		t.Errorf("ExecOf = %+v", got)
+	}
+}

@@ -7,19 +7,24 @@ import (
 )
 
 func ExampleCompute() {
+	// Task 1 of step 3, with the step id Slurm gave the plugin.
 	env := []string{
 		"SLURM_JOB_ID=12345",
 		"SLURM_CLUSTER_NAME=cluster-a",
-		"SLURM_STEP_ID=0",
 		"SLURM_NTASKS=2",
+		"SLURM_STEP_NUM_TASKS=2",
+		"SLURM_PROCID=1",
+		"SLURM_LOCALID=0",
+		"SLURMD_NODENAME=c2",
 		"OTEL_RESOURCE_ATTRIBUTES=service.name=train,team=ml%2Cinfra",
 	}
-	res := taskenv.Compute(env, taskenv.Options{Exclude: []string{"slurm.restart_count"}})
+	step := uint32(3)
+	res := taskenv.Compute(env, taskenv.Options{Step: &step, Exclude: []string{"slurm.restart_count"}})
 	fmt.Println(res.Changed)
 	fmt.Println(res.Value)
 	// Output:
 	// true
-	// nv.dl.job.uuid=be34ba0f-41ed-5d53-84c1-e3f3dd25bfd7,service.name=train,slurm.array.count=1,slurm.array.job_id=12345,slurm.array.task_id=0,slurm.cluster.name=cluster-a,slurm.job.id=12345,slurm.job.id.raw=12345,slurm.ntasks=2,team=ml%2Cinfra
+	// nv.dl.job.uuid=be34ba0f-41ed-5d53-84c1-e3f3dd25bfd7,service.name=train,slurm.array.count=1,slurm.array.job_id=12345,slurm.array.task_id=0,slurm.cluster.name=cluster-a,slurm.job.id=12345,slurm.job.id.raw=12345,slurm.node.name=c2,slurm.ntasks=2,slurm.step.id=3,slurm.step.ntasks=2,slurm.task.id=1,slurm.task.local_id=0,team=ml%2Cinfra
 }
 
 func ExampleCompute_unchanged() {
@@ -43,5 +48,5 @@ func ExampleCompute_repair() {
 	fmt.Println(res.Value)
 	// Output:
 	// [entry "stray" has no '=': dropped]
-	// nv.dl.job.uuid=be34ba0f-41ed-5d53-84c1-e3f3dd25bfd7,slurm.array.count=1,slurm.array.job_id=12345,slurm.array.task_id=0,slurm.cluster.name=cluster-a,slurm.job.id=12345,slurm.job.id.raw=12345,team=ml
+	// nv.dl.job.uuid=be34ba0f-41ed-5d53-84c1-e3f3dd25bfd7,slurm.array.count=1,slurm.array.job_id=12345,slurm.array.task_id=0,slurm.cluster.name=cluster-a,slurm.job.id=12345,slurm.job.id.raw=12345,slurm.step.id=0,team=ml
 }

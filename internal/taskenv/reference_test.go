@@ -3,6 +3,7 @@ package taskenv
 import (
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -21,13 +22,18 @@ func reference(env []string, opts Options) Result {
 	// then reads as the plugin's step decision: the first occurrence of a
 	// name wins.
 	edited := env
-	switch opts.Stage {
-	case StageBatch:
+	switch {
+	case opts.Step != nil && *opts.Step <= slurm.MaxRegularStepID:
+		edited = append([]string{"SLURM_STEP_ID=" + strconv.FormatUint(uint64(*opts.Step), 10)}, env...)
+	case opts.Step != nil:
+		edited = append([]string{"SLURM_STEP_ID=batch"}, env...)
+	case opts.Stage == StageBatch:
 		edited = slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
 			return strings.HasPrefix(kv, "SLURM_STEP_ID=") || strings.HasPrefix(kv, "SLURM_STEPID=")
 		})
-	case StageTask:
-		edited = append([]string{"SLURM_STEP_ID=0"}, env...)
+	case opts.Stage == StageTask && !regularStepVar(env):
+		// A step named by text: in a step, with no id.
+		edited = append([]string{"SLURM_STEP_ID=x"}, env...)
 	}
 	vars := environ.List(edited)
 
@@ -67,7 +73,19 @@ func reference(env []string, opts Options) Result {
 		return Result{Warnings: warnings, Dropped: dropped}
 	}
 	value, formatWarnings := libcarrier.FormatStrings(inherited)
-	return outcome(env, inheritedText, inheritedSet, value, opts.MaxEnvBytes, append(warnings, formatWarnings...), dropped)
+	return outcome(env, inheritedText, inheritedSet, value, opts.budget(), append(warnings, formatWarnings...), dropped)
+}
+
+// regularStepVar reports whether the step variables of env, as the
+// detector reads them, give a regular step's number.
+func regularStepVar(env []string) bool {
+	vars := environ.List(env)
+	id, _ := vars.Lookup("SLURM_STEP_ID")
+	if id == "" {
+		id, _ = vars.Lookup("SLURM_STEPID")
+	}
+	n, err := strconv.ParseUint(id, 10, 32)
+	return err == nil && n <= slurm.MaxRegularStepID
 }
 
 // unwritable deletes from m, in key order, the entries that FormatStrings
@@ -90,9 +108,11 @@ func unwritable(m map[string]string) []libcarrier.Warning {
 // few option sets, and fails on any difference.
 func checkReference(t *testing.T, env []string, exclude []string) {
 	t.Helper()
-	for _, stage := range []Stage{StageAuto, StageBatch, StageTask} {
+	step, batch := uint32(5), uint32(0xfffffffb)
+	for _, stage := range []Options{{Stage: StageAuto}, {Stage: StageBatch}, {Stage: StageTask}, {Step: &step}, {Step: &batch}} {
 		for _, maxEnv := range []int{0, 700, 1 << 20} {
-			opts := Options{Exclude: exclude, MaxEnvBytes: maxEnv, Stage: stage}
+			opts := stage
+			opts.Exclude, opts.MaxEnvBytes = exclude, maxEnv
 			got, want := Compute(env, opts), reference(env, opts)
 			if got.Value != want.Value || got.Changed != want.Changed || got.Unset != want.Unset || got.Reason != want.Reason ||
 				!slices.Equal(got.Warnings, want.Warnings) || !slices.Equal(got.Dropped, want.Dropped) {

@@ -8,6 +8,8 @@
 // and the value out.
 package taskenv
 
+//go:generate go test -run TestContractGenerated -update .
+
 import (
 	"cmp"
 	"slices"
@@ -16,15 +18,6 @@ import (
 	"github.com/spank-otel/spank-otel/detect/slurm"
 	"github.com/spank-otel/spank-otel/libcarrier"
 )
-
-// MaxArgStrlen is the kernel's limit on one argument or environment string
-// given to execve, its terminating NUL included (MAX_ARG_STRLEN on Linux).
-// A carrier is written only when "OTEL_RESOURCE_ATTRIBUTES=value" with its
-// NUL is under this size: the kernel would take exactly MaxArgStrlen bytes,
-// but Slurm's setenvf, behind spank_setenv, refuses it and still reports
-// success. The shim enforces the same limit (SO_MAX_ENTRY in
-// cgo/contract.h; cgo's tests check that the two agree).
-const MaxArgStrlen = 32 * 4096
 
 // Stage says which kind of Slurm step a task belongs to. One decision
 // drives both stage-dependent keys: the head node is written only at the
@@ -51,13 +44,36 @@ type Options struct {
 	// Exclude lists keys that are never written. An inherited value of an
 	// excluded key is kept as the user's own attribute.
 	Exclude []string
-	// MaxEnvBytes is the execve budget for the whole environment: the bytes
-	// of every "NAME=value" string with its NUL plus one pointer each, as
-	// ExecBudget returns it. Zero or less disables the total check; the
-	// per-variable limit (MaxArgStrlen) always applies.
+	// MaxEnvBytes, when above zero, is the execve budget for the whole
+	// environment: the bytes of every "NAME=value" string with its NUL
+	// plus one pointer each. Otherwise the budget is computed from Exec.
+	// The per-variable limit (MaxArgStrlen) always applies.
 	MaxEnvBytes int
-	// Stage overrides how the task's step is recognised.
+	// Exec describes the execve the task makes next, for the budget when
+	// MaxEnvBytes is not set; its zero value skips the total check.
+	Exec Exec
+	// Step, when set, is the task's step as Slurm numbers it (the
+	// plugin's S_JOB_STEPID): it decides the task's level and
+	// slurm.step.id, and Stage is not used.
+	Step *uint32
+	// Stage overrides how the task's step is recognised when Step is not
+	// set.
 	Stage Stage
+	// Ranks also writes the rank keys (nv.dl.rank, nv.dl.world_size,
+	// nv.dl.local_rank) in a step's tasks: the plugin's --otel-rank and
+	// rank=on. Without it they are the user's own keys.
+	Ranks bool
+}
+
+// budget is the execve budget opts give, 0 for no total check.
+func (opts *Options) budget() int {
+	if opts.MaxEnvBytes > 0 {
+		return opts.MaxEnvBytes
+	}
+	if opts.Exec.StackLimit == 0 {
+		return 0
+	}
+	return ExecBudget(opts.Exec)
 }
 
 // Result is what Compute decided for one task.
@@ -147,10 +163,13 @@ func Compute(env []string, opts Options) Result {
 	// pass over env: no map of the whole environment is built.
 	vars := &sc.task.Vars
 	vars.ReadList(env)
-	switch opts.Stage {
-	case StageBatch:
+	sc.task.Ranks = opts.Ranks
+	switch {
+	case opts.Step != nil:
+		vars.SetStep(*opts.Step)
+	case opts.Stage == StageBatch:
 		vars.SetInStep(false)
-	case StageTask:
+	case opts.Stage == StageTask:
 		vars.SetInStep(true)
 	}
 	inheritedText, inheritedSet := vars.Lookup(libcarrier.EnvVar)
@@ -162,7 +181,7 @@ func Compute(env []string, opts Options) Result {
 	repair := len(dropped) > 0
 
 	detected, warnings := sc.task.AppendStrings(sc.detected[:0], inherited)
-	if len(detected) == 0 && !slices.ContainsFunc(inherited, func(kv libcarrier.KeyValue) bool { return slurm.IsKey(kv.Key) }) {
+	if len(detected) == 0 && !slices.ContainsFunc(inherited, func(kv libcarrier.KeyValue) bool { return sc.task.Manages(kv.Key) }) {
 		// Outside Slurm there is no identity to write, so no reason to
 		// touch the user's carrier, malformed or not. An inherited Slurm
 		// key still makes it Slurm's: a task's key, which the detector
@@ -172,7 +191,7 @@ func Compute(env []string, opts Options) Result {
 	detected, unwritable := libcarrier.Repair(detected)
 	dropped = append(dropped, unwritable...)
 
-	out, changed := merge(sc.out[:0], inherited, detected, opts.Exclude)
+	out, changed := merge(sc.out[:0], inherited, detected, opts.Exclude, &sc.task)
 	if !changed && !repair {
 		return Result{Warnings: warnings, Dropped: dropped}
 	}
@@ -180,7 +199,7 @@ func Compute(env []string, opts Options) Result {
 	// Inherited and Slurm entries are repaired, so nothing is dropped here;
 	// the warnings are about long values, which are written.
 	value, formatWarnings := text.FormatList(out)
-	return outcome(env, inheritedText, inheritedSet, value, opts.MaxEnvBytes, append(warnings, formatWarnings...), dropped)
+	return outcome(env, inheritedText, inheritedSet, value, opts.budget(), append(warnings, formatWarnings...), dropped)
 }
 
 // outcome is the Result for a task of environment env whose carrier, set
@@ -197,15 +216,14 @@ func outcome(env []string, oldValue string, oldSet bool, value string, maxEnvByt
 }
 
 // merge appends to dst the carrier to write: the inherited entries, with
-// the allowlisted keys that the plugin manages holding exactly the Slurm
-// detector's values. It reports whether that differs from inherited.
+// the keys that task manages holding exactly the Slurm detector's values. It reports whether that differs from inherited.
 // inherited and detected are sorted by key with distinct keys, and so is the
 // result.
 //
 // An excluded key is left to the user. Where each key is written (the
 // job's keys everywhere, the task's only in a step) is the detector's
 // decision, by its rules table.
-func merge(dst, inherited, detected []libcarrier.KeyValue, exclude []string) ([]libcarrier.KeyValue, bool) {
+func merge(dst, inherited, detected []libcarrier.KeyValue, exclude []string, task *slurm.Task) ([]libcarrier.KeyValue, bool) {
 	written := func(key string) bool { return !slices.Contains(exclude, key) }
 	changed := false
 	i, j := 0, 0
@@ -225,7 +243,7 @@ func merge(dst, inherited, detected []libcarrier.KeyValue, exclude []string) ([]
 			// removed, unless it is excluded and so the user's.
 			kv := inherited[i]
 			i++
-			if slurm.IsKey(kv.Key) && !slices.Contains(exclude, kv.Key) {
+			if task.Manages(kv.Key) && !slices.Contains(exclude, kv.Key) {
 				changed = true
 			} else {
 				dst = append(dst, kv)
@@ -289,38 +307,40 @@ func tooLarge(env []string, oldValue string, oldSet bool, value string, maxEnvBy
 	return ""
 }
 
-// ExecSlack is the room ExecBudget keeps free for what is still added to a
-// task's execve after the value is computed: the program path, which the
-// kernel counts, TMPDIR, and what a TaskProlog prints.
-const ExecSlack = 8192
+// Exec describes the execve a task makes next, which bounds its
+// environment: the RLIMIT_STACK soft limit it runs under and its
+// arguments.
+type Exec struct {
+	// StackLimit is the soft limit in bytes, ^uint64(0) (RLIM_INFINITY)
+	// for none; 0 means unknown.
+	StackLimit uint64
+	// ArgCount and ArgBytes are the arguments: how many, and their bytes
+	// with their NULs.
+	ArgCount, ArgBytes int
+}
 
-// ExecArgFloor and ExecArgCeiling bound what the kernel (fs/exec.c) takes
-// for the argument and environment strings of one execve: a quarter of the
-// stack limit, never below ExecArgFloor (ARG_MAX, 32 pages) and never above
-// ExecArgCeiling (three quarters of its 8 MiB _STK_LIM).
-const (
-	ExecArgFloor   = 32 * 4096
-	ExecArgCeiling = 6 << 20
-)
+// ExecOf returns the Exec of argv under the stack limit stack.
+func ExecOf(stack uint64, argv []string) Exec {
+	e := Exec{StackLimit: stack, ArgCount: len(argv)}
+	for _, arg := range argv {
+		e.ArgBytes += len(arg) + 1
+	}
+	return e
+}
 
-// ExecBudget returns Options.MaxEnvBytes for a process whose RLIMIT_STACK
-// soft limit is stack (in bytes; ^uint64(0), RLIM_INFINITY, for none) and
-// whose execve gets the arguments argv: a quarter of the stack limit,
-// within ExecArgFloor and ExecArgCeiling, minus the argument strings with
-// their NULs, one pointer per argument (at least one) and ExecSlack. It is
-// never below 1, so that a full budget still means a check. The plugin's
-// shim computes the same (spank/budget.c), and the command calls this
-// function; both are checked against cgo/testdata/contract.tsv.
-func ExecBudget(stack uint64, argv []string) int {
+// ExecBudget returns the bytes the environment of e may take (see
+// [Options.MaxEnvBytes]): a quarter of the stack limit, within
+// ExecArgFloor and ExecArgCeiling (the kernel's rule, fs/exec.c), minus the
+// argument strings, one pointer per argument (at least one) and ExecSlack.
+// It is never below 1, so that a full budget still means a check. This is
+// the one computation of it: the plugin's shim sends the inputs.
+func ExecBudget(e Exec) int {
 	limit := uint64(ExecArgCeiling)
-	if stack/4 < limit {
-		limit = stack / 4
+	if e.StackLimit/4 < limit {
+		limit = e.StackLimit / 4
 	}
 	limit = max(limit, ExecArgFloor)
-	used := uint64(max(len(argv), 1)*pointerBytes + ExecSlack)
-	for _, arg := range argv {
-		used += uint64(len(arg)) + 1
-	}
+	used := uint64(max(e.ArgCount, 1)*pointerBytes+ExecSlack) + uint64(max(e.ArgBytes, 0))
 	if used >= limit {
 		return 1
 	}

@@ -28,7 +28,7 @@ fi
 [ $# -eq 1 ] || { echo "usage: $0 [--offline] PACKAGE.deb" >&2; exit 2; }
 deb=$(readlink -f "$1")
 [ -f "$deb" ] || die "$1 does not exist"
-need dpkg dpkg-deb lintian python3 nm objdump readelf
+need dpkg dpkg-deb lintian cc nm objdump readelf
 
 # The file name says which Slurm release the package is for.
 name=${deb##*/}

@@ -110,32 +110,21 @@ contract_number() {
 }
 
 # lib_computes ROOT PLUGINDIR: load the installed Go library the way the shim
-# does (dlopen, dlsym) and compute the attributes of the example job.
+# does (dlopen, dlsym, the ABI check; libcall.c, built here against
+# cgo/contract.h) and compute the attributes of the example job.
 lib_computes() {
-	local abi set
-	abi=$(contract_number SO_ABI_VERSION) && set=$(contract_number SO_RC_SET) || return 1
-	python3 - "$1$2/libspankotel.so" "$abi" "$set" "${example_env[@]}" "$example_uuid" <<-'EOF'
-	import ctypes, sys
-	path, want_abi, rc_set = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-	env, want = sys.argv[4:-1], sys.argv[-1]
-	lib = ctypes.CDLL(path)
-	libc = ctypes.CDLL(None)
-	abi = lib.spank_otel_abi()
-	assert abi == want_abi, "spank_otel_abi() = %d, contract.h says %d" % (abi, want_abi)
-	f = lib.spank_otel_task_env
-	f.restype = ctypes.c_int
-	f.argtypes = [ctypes.POINTER(ctypes.c_char_p), ctypes.c_char_p, ctypes.c_long,
-	              ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_void_p)]
-	envp = (ctypes.c_char_p * (len(env) + 1))(*[e.encode() for e in env], None)
-	value, log = ctypes.c_void_p(), ctypes.c_void_p()
-	rc = f(envp, b"", 0, ctypes.byref(value), ctypes.byref(log))
-	text = ctypes.string_at(value.value).decode() if value.value else ""
-	logs = ctypes.string_at(log.value).decode() if log.value else ""
-	libc.free(value); libc.free(log)
-	print("rc=%d value=%s log=%s" % (rc, text, logs))
-	assert rc == rc_set, "spank_otel_task_env returned %d, not SO_RC_SET" % rc
-	assert "nv.dl.job.uuid=" + want in text.split(","), "job uuid missing"
-	EOF
+	local dir bin out set
+	dir=$(dirname "${BASH_SOURCE[0]}")
+	bin=$(mktemp) || return 1
+	set=$(contract_number SO_RC_SET) || return 1
+	cc -std=gnu11 -O2 -Wall -Wextra -Werror -o "$bin" "$dir/libcall.c" -ldl || { rm -f "$bin"; return 1; }
+	out=$("$bin" "$1$2/libspankotel.so" "${example_env[@]}")
+	local rc=$?
+	rm -f "$bin"
+	echo "$out"
+	[ "$rc" -eq 0 ] || return 1
+	expect_contains "$out" "rc=$set" || return 1
+	expect_contains ",$(sed -n 's/^value=//p' <<<"$out")," ",nv.dl.job.uuid=$example_uuid,"
 }
 
 # cli_runs ROOT: the installed command prints its usage and computes the

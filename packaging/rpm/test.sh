@@ -23,7 +23,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 [ $# -eq 1 ] || { echo "usage: $0 PACKAGE.rpm" >&2; exit 2; }
 pkg=$(readlink -f "$1")
 [ -f "$pkg" ] || die "$1 does not exist"
-need rpm rpmbuild rpmlint python3 nm objdump readelf
+need rpm rpmbuild rpmlint cc nm objdump readelf
 
 q() { rpm -qp --nosignature "$@" "$pkg" 2>/dev/null; }
 name=$(q --qf '%{NAME}')

@@ -39,58 +39,20 @@ static int number(const char *s, long long *out)
 	return *end ? -1 : 0;
 }
 
-static int rc_code(const char *name, long long *out)
-{
-	static const struct {
-		const char *name;
-		int code;
-	} codes[] = {
-		{ "error", SO_RC_ERROR },
-		{ "leave", SO_RC_LEAVE },
-		{ "set", SO_RC_SET },
-		{ "unset", SO_RC_UNSET },
-	};
-	size_t i;
-
-	for (i = 0; i < sizeof(codes) / sizeof(codes[0]); i++)
-		if (!strcmp(codes[i].name, name)) {
-			*out = codes[i].code;
-			return 0;
-		}
-	return -1;
-}
-
 /* Checks one example; f[0] is its kind. Returns -1 for a line it cannot
  * read. */
 static int check(int line, char **f, int n, const char *text)
 {
 	char detail[160] = "";
-	long long a = 0, b, c, want;
+	long long a = 0;
 
-	if (!strcmp(f[0], "abi") && n == 2 && !number(f[1], &want)) {
-		snprintf(detail, sizeof(detail), "SO_ABI_VERSION is %d",
-			 SO_ABI_VERSION);
-		result(SO_ABI_VERSION == want, line, text, detail);
-	} else if (!strcmp(f[0], "rc") && n == 3 && !rc_code(f[1], &a) &&
-		   !number(f[2], &want)) {
-		snprintf(detail, sizeof(detail), "contract.h has %lld", a);
-		result(a == want, line, text, detail);
-	} else if (!strcmp(f[0], "entry") && n == 3 && !number(f[1], &a) &&
+	if (!strcmp(f[0], "entry") && n == 3 && !number(f[1], &a) &&
 		   a >= 0 && (!strcmp(f[2], "fits") || !strcmp(f[2], "refused"))) {
 		int fits = so_entry_fits((size_t)a);
 
 		snprintf(detail, sizeof(detail), "so_entry_fits says %s",
 			 fits ? "fits" : "refused");
 		result(fits == !strcmp(f[2], "fits"), line, text, detail);
-	} else if (!strcmp(f[0], "budget") && n == 5 &&
-		   (!strcmp(f[1], "unlimited") || (!number(f[1], &a) && a >= 0)) &&
-		   !number(f[2], &b) && b >= 0 && !number(f[3], &c) && c >= 0 &&
-		   !number(f[4], &want)) {
-		rlim_t stack = strcmp(f[1], "unlimited") ? (rlim_t)a : RLIM_INFINITY;
-		long got = so_exec_budget(stack, (size_t)b, (size_t)c);
-
-		snprintf(detail, sizeof(detail), "so_exec_budget returns %ld", got);
-		result(got == want, line, text, detail);
 	} else {
 		return -1;
 	}
@@ -99,8 +61,8 @@ static int check(int line, char **f, int n, const char *text)
 
 int main(int argc, char **argv)
 {
-	static const char *kinds[] = { "abi", "rc", "entry", "budget" };
-	int seen[4] = { 0 }, lineno = 0, bad = 0;
+	static const char *kinds[] = { "entry" };
+	int seen[1] = { 0 }, lineno = 0, bad = 0;
 	char buf[512];
 	size_t k;
 	FILE *fp;
@@ -128,7 +90,7 @@ int main(int argc, char **argv)
 		     p = strtok_r(NULL, "\t", &save), n++)
 			if (n < MAX_FIELDS)
 				f[n] = p;
-		for (k = 0; n && k < 4; k++)
+		for (k = 0; n && k < sizeof(kinds) / sizeof(kinds[0]); k++)
 			if (!strcmp(f[0], kinds[k]))
 				seen[k]++;
 		for (p = text; (p = strchr(p, '\t'));)
@@ -139,7 +101,7 @@ int main(int argc, char **argv)
 		}
 	}
 	fclose(fp);
-	for (k = 0; k < 4; k++)
+	for (k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++)
 		if (!seen[k]) {
 			printf("FAIL - %s has no \"%s\" line\n", argv[1], kinds[k]);
 			bad++;

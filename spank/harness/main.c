@@ -568,7 +568,7 @@ static int request_only(const struct config *c, struct so_helper *h)
 
 	memset(&rq, 0, sizeof(rq));
 	rq.magic = SO_WIRE_REQUEST_MAGIC;
-	rq.max_env_bytes = 1 << 20;
+	rq.task.max_env_bytes = 1 << 20;
 	rq.deadline_ms = (uint32_t)c->timeout_ms;
 	if (send(h->sock, &rq, sizeof(rq), MSG_NOSIGNAL) != (ssize_t)sizeof(rq)) {
 		printf("request_only=cannot-send\n");
@@ -601,7 +601,7 @@ static int run_task(const struct config *c, struct so_lib *lib, char **env,
 	enum so_status st;
 	static char diff[1024], line[1024], value[1 << 21], log[1 << 17];
 	static char stop_result[32];
-	long max_env = c->max_env;
+	struct so_task_request req;
 	size_t value_len = 0;
 	int i, rc = 0, have_value = 0, started;
 
@@ -622,12 +622,12 @@ static int run_task(const struct config *c, struct so_lib *lib, char **env,
 			return st;
 		}
 	}
-	if (!max_env) {
-		struct rlimit r;
-
-		getrlimit(RLIMIT_STACK, &r);
-		max_env = so_exec_budget(r.rlim_cur, 0, 0);
-	}
+	/* As the shim asks: its own inputs of the budget, with no
+	 * arguments. */
+	memset(&req, 0, sizeof(req));
+	req.envp = env;
+	so_exec_inputs(&req, env, 0, NULL);
+	req.max_env_bytes = c->max_env;
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.lib = lib;
 	cfg.exclude = c->exclude;
@@ -681,7 +681,7 @@ static int run_task(const struct config *c, struct so_lib *lib, char **env,
 		return request_only(c, &h);
 	/* task_init */
 	if (started) {
-		st = so_helper_call(&h, env, max_env, c->timeout_ms, &res, lg);
+		st = so_helper_call(&h, &req, c->timeout_ms, &res, lg);
 	} else {
 		memset(&res, 0, sizeof(res));
 		st = SO_HELPER_FAILED;

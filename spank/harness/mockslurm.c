@@ -291,7 +291,7 @@ static void usage(void)
 {
 	fprintf(stderr,
 "usage: spank-otel-mockslurm --plugin SO [--context local|allocator|remote]\n"
-"       [--arg ARG]... [--option VALUE] [--env K=V]... [--argv WORD]...\n"
+"       [--arg ARG]... [--option [NAME=]VALUE]... [--env K=V]... [--argv WORD]...\n"
 "       [--tasks N] [--as-user UID] [--watch-lib SUBSTRING]\n"
 "       [--ignore-sigpipe] [--step-id N] [--max-entry BYTES]\n"
 "       [--fail-item uid]\n");
@@ -316,7 +316,10 @@ int main(int argc, char **argv)
 		{ "fail-item", required_argument, NULL, 'F' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *plugin = NULL, *option = NULL, *watch = NULL;
+	/* --option VALUE is the first registered option's (--otel-attrs);
+	 * --option NAME=VALUE names it. */
+	const char *plugin = NULL, *option = NULL, *named[8], *watch = NULL;
+	int nnamed = 0;
 	char *pargs[32], *targv[32], **env;
 	int npargs = 0, ntargv = 0, nenv = 0, tasks = 1, opt, rc, i;
 	long as_uid = -1;
@@ -347,7 +350,10 @@ int main(int argc, char **argv)
 				pargs[npargs++] = optarg;
 			break;
 		case 'o':
-			option = optarg;
+			if (strchr(optarg, '=') && nnamed < 8)
+				named[nnamed++] = optarg;
+			else
+				option = optarg;
 			break;
 		case 'e':
 			env[nenv++] = strdup(optarg);
@@ -433,12 +439,18 @@ int main(int argc, char **argv)
 	for (i = 0; i < nregistered; i++) {
 		char name[256];
 		char **e;
-		int remote = current_ctx == S_CTX_REMOTE;
+		const char *value = i == 0 ? option : NULL;
+		int remote = current_ctx == S_CTX_REMOTE, k;
+		size_t len = strlen(registered[i].name);
 
+		for (k = 0; k < nnamed; k++)
+			if (!strncmp(named[k], registered[i].name, len) &&
+			    named[k][len] == '=')
+				value = named[k] + len + 1;
 		option_env_name(pname, registered[i].name, name, sizeof(name));
-		if (option) {
+		if (value) {
 			/* srun/sbatch command line, or the launch request. */
-			rc = registered[i].cb(registered[i].val, option, remote);
+			rc = registered[i].cb(registered[i].val, value, remote);
 			printf("option_cb=%d\n", rc);
 		} else if (remote && (e = env_find(env, name))) {
 			/* slurmstepd: from the step environment. */

@@ -23,9 +23,12 @@
 package main
 
 /*
+#cgo CFLAGS: -I${SRCDIR}/../../cgo
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "contract.h"
 
 static void fault_abort(void) { abort(); }
 void spank_otel_fault_segv(void);
@@ -47,16 +50,16 @@ import (
 // Like the real library: crash reports name the C frames.
 func init() { cgotraceback.Install() }
 
-// spank_otel_abi returns SO_ABI_VERSION of cgo/contract.h, copied: the
-// go command's build cache does not see a header outside the package's
-// directory, so an included one could leave a stale number. A copy that
-// differs fails every test that loads this library (abi-mismatch).
+// spank_otel_abi returns contract.h's version. The header is outside this
+// package, so the go command's cache does not see it change: the
+// Makefiles put its checksum in CGO_CFLAGS.
 //
 //export spank_otel_abi
-func spank_otel_abi() C.int { return 1 }
+func spank_otel_abi() C.int { return C.SO_ABI_VERSION }
 
 //export spank_otel_task_env
-func spank_otel_task_env(envp **C.char, exclude *C.char, maxEnvBytes C.long, value **C.char, log **C.char) C.int {
+func spank_otel_task_env(req *C.struct_so_task_request, value **C.char, log **C.char) C.int {
+	envp := req.envp
 	switch fault(envp) {
 	case "panic":
 		panic("faultlib: a panic nobody recovers")

@@ -17,11 +17,12 @@ func TestFakeLibrary(t *testing.T) {
 	l := newLab(t)
 	runChecks(t, []runCheck{
 		{name: "fake: task environment, exclude and max_env reach the library",
-			run:  l.onFake([]string{"SLURM_JOB_ID=99"}, "--exclude", "a,b", "--max-env", "12345"),
-			want: []string{`^rc=1$`, `^value=fake.job=99$`, `^log=D exclude=a,b max_env=12345 envc=1$`}},
-		{name: "fake: default max_env is the execve budget (2 MiB - 8 KiB slack - 8)",
+			run: l.onFake([]string{"SLURM_JOB_ID=99"}, "--exclude", "a,b", "--max-env", "12345"),
+			want: []string{`^rc=1$`, `^value=fake.job=99$`,
+				fmt.Sprintf(`^log=D exclude=a,b max_env=12345 stack=%d argc=0 argv_bytes=0 flags=0 step=0 envc=1$`, stackLimit(t))}},
+		{name: "fake: without max_env the library gets the budget's inputs: the stack limit",
 			run:  l.onFake([]string{"SLURM_JOB_ID=99"}),
-			want: []string{fmt.Sprintf("max_env=%d ", 2<<20-8192-8)}},
+			want: []string{fmt.Sprintf("max_env=0 stack=%d argc=0 ", stackLimit(t))}},
 		{name: "fake: rc 0 passed back", run: l.onFake([]string{"FAKE_RC=0"}), want: []string{`^rc=0$`}},
 		{name: "fake: rc -1 and an E log line at error level",
 			run:  l.onFake([]string{"FAKE_RC=-1", "FAKE_LOG=E recovered panic: boom"}),
@@ -142,7 +143,7 @@ func TestABI(t *testing.T) {
 	noabi := func(args ...string) func(t testing.TB) result { return on("libfake-noabi.so", "noabi.so", args...) }
 	runChecks(t, []runCheck{
 		{name: "fake: wrong ABI refused after loading", run: abi2(),
-			code: 6, want: []string{`^status=abi-mismatch$`, `library ABI 2, this plugin needs ABI 1`}},
+			code: 6, want: []string{`^status=abi-mismatch$`, fmt.Sprintf(`library ABI %d, this plugin needs ABI %d`, contractABI(t)+1, contractABI(t))}},
 		{name: "fake: library without spank_otel_abi refused", run: noabi(),
 			code: 5, want: []string{`^status=symbol-missing$`, `does not export spank_otel_abi`}},
 		{name: "fake: --no-abi-check accepts it (empty-library baseline)", run: noabi("--no-abi-check"),

@@ -498,3 +498,30 @@ func (l *lab) onFake(env []string, args ...string) func(t testing.TB) result {
 		return l.run(append([]string{"--lib", l.lib(t, "fake"), "--env-file", fenv}, args...)...)
 	}
 }
+
+// stackLimit is this process's RLIMIT_STACK soft limit, which the harness
+// and the mock Slurm inherit: what the shim sends as the budget's stack
+// limit (RLIM_INFINITY as ^uint64(0)).
+func stackLimit(t testing.TB) uint64 {
+	t.Helper()
+	var lim unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_STACK, &lim); err != nil {
+		t.Fatal(err)
+	}
+	return lim.Cur
+}
+
+// contractABI is SO_ABI_VERSION, read from the one copy, cgo/contract.h.
+func contractABI(t testing.TB) int {
+	t.Helper()
+	data, err := os.ReadFile("../../../cgo/contract.h")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^#define SO_ABI_VERSION (\d+)$`).FindSubmatch(data)
+	if m == nil {
+		t.Fatal("contract.h defines no SO_ABI_VERSION")
+	}
+	n, _ := strconv.Atoi(string(m[1]))
+	return n
+}

@@ -11,6 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../../../cgo/contract.h"
+
 #define EXPORT __attribute__((visibility("default")))
 
 #ifndef EVIL_MARKER
@@ -30,15 +32,13 @@ __attribute__((constructor)) static void evil_load(void)
 
 EXPORT int spank_otel_abi(void)
 {
-	return 1;
+	return SO_ABI_VERSION;
 }
 
-EXPORT int spank_otel_task_env(char **envp, const char *exclude,
-			       long max_env_bytes, char **value, char **log)
+EXPORT int spank_otel_task_env(struct so_task_request *req, char **value,
+			       char **log)
 {
-	(void)envp;
-	(void)exclude;
-	(void)max_env_bytes;
+	(void)req;
 	*value = strdup("evil=1");
 	*log = NULL;
 	return 1;

@@ -234,9 +234,11 @@ static void forge(const char *how)
 		pause();
 }
 
-EXPORT int spank_otel_task_env(char **envp, const char *exclude,
-			       long max_env_bytes, char **value, char **log)
+EXPORT int spank_otel_task_env(struct so_task_request *req, char **value,
+			       char **log)
 {
+	char **envp = req->envp;
+	const char *exclude = req->exclude;
 	static char altstack[64 * 1024];
 	const char *rc = lookup(envp, "FAKE_RC");
 	const char *val = lookup(envp, "FAKE_VALUE");
@@ -290,12 +292,18 @@ EXPORT int spank_otel_task_env(char **envp, const char *exclude,
 			snprintf(*value, len, "fake.job=%s", job ? job : "none");
 	}
 
-	len = 96 + (exclude ? strlen(exclude) : 0) +
+	len = 256 + (exclude ? strlen(exclude) : 0) +
 	      (extra ? strlen(extra) : 0);
 	*log = malloc(len);
-	snprintf(*log, len, "%s%sD exclude=%s max_env=%ld envc=%zu\n",
+	snprintf(*log, len,
+		 "%s%sD exclude=%s max_env=%lld stack=%llu argc=%llu "
+		 "argv_bytes=%llu flags=%u step=%u envc=%zu\n",
 		 extra ? extra : "", extra ? "\n" : "",
-		 exclude ? exclude : "(null)", max_env_bytes, envc);
+		 exclude ? exclude : "(null)", (long long)req->max_env_bytes,
+		 (unsigned long long)req->stack_limit,
+		 (unsigned long long)req->argv_count,
+		 (unsigned long long)req->argv_bytes, req->flags, req->step_id,
+		 envc);
 	for (p = *log; *p; p++)
 		if (*p == '|')
 			*p = '\n';

@@ -7,20 +7,22 @@
 package main
 
 /*
+#cgo CFLAGS: -I${SRCDIR}/../../../../cgo
 #include <stdlib.h>
+
+#include "contract.h"
 */
 import "C"
 
-// spank_otel_abi returns SO_ABI_VERSION of cgo/contract.h, copied: the
-// go command's build cache does not see a header outside the package's
-// directory, so an included one could leave a stale number. A copy that
-// differs fails every test that loads this library (abi-mismatch).
+// spank_otel_abi returns contract.h's version. The header is outside this
+// module, so the go command's cache does not see it change: build with
+// spank/Makefile, which puts its checksum in CGO_CFLAGS.
 //
 //export spank_otel_abi
-func spank_otel_abi() C.int { return 1 }
+func spank_otel_abi() C.int { return C.SO_ABI_VERSION }
 
 //export spank_otel_task_env
-func spank_otel_task_env(envp **C.char, exclude *C.char, maxEnvBytes C.long, value **C.char, log **C.char) C.int {
+func spank_otel_task_env(req *C.struct_so_task_request, value **C.char, log **C.char) C.int {
 	*value = nil
 	*log = nil
 	return 0
