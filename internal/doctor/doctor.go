@@ -328,7 +328,7 @@ func (d *diagnosis) probe() {
 	if res.ArgProblems() != nil {
 		d.add("arguments", StatusWarn, "%s: %s", d.plugin.Where(), strings.Join(res.ArgProblems(), "; "))
 	} else {
-		d.add("arguments", StatusOK, "default=%s timeout=%d ms%s", res.Args["default"], res.TimeoutMS(), excludeNote(res.Args["exclude"]))
+		d.add("arguments", StatusOK, "default=%s rank=%s timeout=%d ms%s", res.Args["default"], res.Args["rank"], res.TimeoutMS(), excludeNote(res.Args["exclude"]))
 	}
 	if res.LibStatus != "called" {
 		why := strings.Join(res.Errors(), "; ")

@@ -15,6 +15,7 @@ import (
 const probeOK = `lib=/lib/libspankotel.so
 lib_ok=1
 default=on
+rank=off
 exclude=
 max_env=0
 timeout_ms=2000
@@ -111,7 +112,7 @@ func TestDiagnose(t *testing.T) {
 			"plugstack": {StatusOK, "spank-otel.conf:1 loads DIR/lib/spank_otel.so as optional"},
 			"order":     {StatusOK, "comes after pyxis (DIR/plugstack.conf.d/pyxis.conf:1)"},
 			"release":   {StatusOK, "built for Slurm 26.05, this node runs 26.05.1"},
-			"arguments": {StatusOK, "default=on timeout=2000 ms"},
+			"arguments": {StatusOK, "default=on rank=off timeout=2000 ms"},
 			"library":   {StatusOK, "/lib/libspankotel.so passes the shim's checks"},
 			"helper":    {StatusOK, "answered for a synthetic task"},
 			"kernel":    {StatusOK, "Linux 6.1.0-18-amd64 has pidfd_open"},
