@@ -322,7 +322,8 @@ func TestDemo(t *testing.T) {
 	}
 	text := string(out)
 	base := jaegerURL(t)
-	for _, want := range []string{base + "/search?", base + "/api/traces?", "slurm.job.id", "otel-probe-go", "otel-probe-js"} {
+	for _, want := range []string{base + "/search?", base + "/api/traces?", "slurm.job.id", "otel-probe-go", "otel-probe-js",
+		`"slurm.task.id":"0"} -> 2 spans`, `"slurm.node.name":"c1"} -> 4 spans`, "step 0, task 0 of 4"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("demo output lacks %q", want)
 		}
