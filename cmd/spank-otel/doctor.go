@@ -27,7 +27,7 @@ type doctorFlags struct {
 
 func doctorFlagSet(c *cli, fs *flag.FlagSet) {
 	fs.BoolVar(&c.doctor.json, "json", false, "print the report as one JSON object")
-	fs.StringVar(&c.doctor.slurmConf, "slurm-conf", "", "slurm.conf to read (default: $SLURM_CONF, else /etc/slurm/slurm.conf)")
+	fs.StringVar(&c.doctor.slurmConf, "slurm-conf", "", "slurm.conf to read (default: $SLURM_CONF, else /etc/slurm/slurm.conf, else a configless node's /run/slurm/conf/slurm.conf)")
 	fs.StringVar(&c.doctor.plugstack, "plugstack", "", "plugstack.conf to read (default: slurm.conf's PlugStackConfig)")
 	fs.StringVar(&c.doctor.probe, "probe", "", "spank-otel-probe to run (default: beside the plugin)")
 }
@@ -35,6 +35,21 @@ func doctorFlagSet(c *cli, fs *flag.FlagSet) {
 // defaultPluginDirs stands for the PluginDir compiled into Slurm when
 // slurm.conf sets none: Debian's and the RPMs'.
 var defaultPluginDirs = []string{"/usr/lib/x86_64-linux-gnu/slurm-wlm", "/usr/lib64/slurm"}
+
+// slurmConfs are where slurm.conf is looked for: the node's own, then
+// /run/slurm/conf, the link a configless slurmd makes to the copy it
+// fetched (its conf-cache). Inside a job, SLURM_CONF says which one.
+var slurmConfs = []string{"/etc/slurm/slurm.conf", "/run/slurm/conf/slurm.conf"}
+
+// defaultSlurmConf is the first of candidates that exists, else the first.
+func defaultSlurmConf(candidates []string) string {
+	for _, c := range candidates {
+		if _, err := os.Stat(c); err == nil {
+			return c
+		}
+	}
+	return candidates[0]
+}
 
 // nobody is the user the library runs as when the doctor runs as root.
 const nobody = 65534
@@ -52,7 +67,7 @@ func (c *cli) runDoctor(args []string) int {
 		conf, _ = environ.List(c.env).Lookup("SLURM_CONF")
 	}
 	if conf == "" {
-		conf = "/etc/slurm/slurm.conf"
+		conf = defaultSlurmConf(slurmConfs)
 	}
 	report := doctor.Diagnose(doctor.System{
 		Env:               c.env,

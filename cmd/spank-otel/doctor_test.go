@@ -47,3 +47,15 @@ func TestDoctorCommand(t *testing.T) {
 	assert.Equal(t, code, exitOK)
 	assert.Assert(t, strings.Contains(stdout, "  doctor "), "the manual page (help2man) lists doctor: %s", stdout)
 }
+
+func TestDefaultSlurmConf(t *testing.T) {
+	dir := t.TempDir()
+	own, cached := filepath.Join(dir, "etc", "slurm.conf"), filepath.Join(dir, "run", "slurm.conf")
+	assert.Equal(t, defaultSlurmConf([]string{own, cached}), own, "neither exists")
+	assert.NilError(t, os.MkdirAll(filepath.Dir(cached), 0o755))
+	assert.NilError(t, os.WriteFile(cached, nil, 0o644))
+	assert.Equal(t, defaultSlurmConf([]string{own, cached}), cached, "a configless node")
+	assert.NilError(t, os.MkdirAll(filepath.Dir(own), 0o755))
+	assert.NilError(t, os.WriteFile(own, nil, 0o644))
+	assert.Equal(t, defaultSlurmConf([]string{own, cached}), own, "the node's own wins")
+}
