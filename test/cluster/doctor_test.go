@@ -89,7 +89,8 @@ func onNode(t *testing.T, script string) {
 }
 
 // otherRelease returns the shim's bytes with plugin_version, the one
-// number Slurm compares before it loads a plugin, set to Slurm 25.11.
+// number Slurm compares before it loads a plugin, set to Slurm 24.11, a
+// release no site-profile cluster (25.11, 26.05) runs.
 func otherRelease(t *testing.T, shim []byte) []byte {
 	t.Helper()
 	f, err := elf.NewFile(bytes.NewReader(shim))
@@ -107,7 +108,7 @@ func otherRelease(t *testing.T, shim []byte) []byte {
 		sec := f.Sections[s.Section]
 		off := sec.Offset + (s.Value - sec.Addr)
 		out := bytes.Clone(shim)
-		binary.LittleEndian.PutUint32(out[off:], 25<<16|11<<8|7)
+		binary.LittleEndian.PutUint32(out[off:], 24<<16|11<<8|7)
 		return out
 	}
 	t.Fatal("the shim has no plugin_version symbol")
@@ -201,12 +202,12 @@ func TestDoctor(t *testing.T) {
 		}
 		r, code := runDoctor(t, doctorNode, false)
 		wantProblem(t, r, code, "release", doctor.StatusFail,
-			installedSo+" was built for Slurm 25.11, this node runs 26.05")
+			installedSo+" was built for Slurm 24.11, this node runs "+*slurmVersion)
 		// Slurm agrees: it skips the plugin, and the task says so.
 		r, _ = runDoctor(t, doctorNode, true)
 		wantCheck(t, r, "task", doctor.StatusFail, "cause: the release check above")
 		out, _, _ := clusterCmd(t, doctorNode, true, nil, "bash", "-c",
-			"grep -a 'Incompatible Slurm plugin "+installedSo+" version (25.11.7)' /var/log/slurm/slurmd.log | tail -n 1")
+			"grep -a 'Incompatible Slurm plugin "+installedSo+" version (24.11.7)' /var/log/slurm/slurmd.log | tail -n 1")
 		if strings.TrimSpace(out) == "" {
 			t.Errorf("slurmd's log on %s has no \"Incompatible Slurm plugin\" line for the patched shim", doctorNode)
 		}
