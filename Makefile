@@ -64,7 +64,7 @@ HOST_PACKAGES := $(DEB_PACKAGES) $(RPM_PACKAGES) git debootstrap dockerd=docker.
 	python3 readelf=binutils lintian rpmlint
 BACKEND_PACKAGES := npm chromium curl /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf=fonts-dejavu-core
 
-.PHONY: all lib cli shim headers testlibs deb rpm install man deps dockerd unit ctest package-test package-test-one gpu-selftest \
+.PHONY: all lib cli shim probe headers testlibs deb rpm install man deps dockerd unit ctest package-test package-test-one gpu-selftest \
         cluster-test test demo bench clean jaeger otelprobes backend-deps host-test purge-host slurm-testsuite
 
 all: lib cli
@@ -101,6 +101,12 @@ man: $(BUILD)/spank-otel.1
 $(BUILD)/spank-otel.1: $(BUILD)/spank-otel
 	help2man --no-info --version-string=$(VERSION) \
 	  --name='the Slurm job identity for OTEL_RESOURCE_ATTRIBUTES' --output=$@ ./$<
+
+# spank-otel doctor's probe: the shim's own lib= checks and helper, without
+# Slurm's headers (spank/probe_main.c), installed beside the plugin.
+probe: $(BUILD)/spank-otel-probe
+$(BUILD)/spank-otel-probe: $(C_SOURCES)
+	$(MAKE) -C spank probe DEFAULT_LIB=$(DEFAULT_LIB) PROBE_OUT=$(abspath $@)
 
 headers: $(BUILD)/slurm-headers/$(SLURM)/VERSION
 $(BUILD)/slurm-headers/%/VERSION:
@@ -187,8 +193,9 @@ BINDIR  ?= /usr/bin
 DATADIR ?= /usr/share/spank-otel
 MANDIR  ?= /usr/share/man
 SO_MODE ?= 0644
-install: lib cli shim man
+install: lib cli shim probe man
 	install -D -m $(SO_MODE) $(BUILD)/$(SLURM)/spank_otel.so $(DESTDIR)$(PLUGINDIR)/spank_otel.so
+	install -D -m 0755 $(BUILD)/spank-otel-probe $(DESTDIR)$(PLUGINDIR)/spank-otel-probe
 	install -D -m $(SO_MODE) $(BUILD)/libspankotel.so $(DESTDIR)$(PLUGINDIR)/libspankotel.so
 	install -D -m 0755 $(BUILD)/spank-otel $(DESTDIR)$(BINDIR)/spank-otel
 	install -D -m 0644 $(BUILD)/spank-otel.1 $(DESTDIR)$(MANDIR)/man1/spank-otel.1

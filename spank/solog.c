@@ -20,3 +20,18 @@ void so_logf(const struct so_logger *lg, enum so_level level,
 	va_end(ap);
 	lg->emit(lg->ctx, level, buf);
 }
+
+const char *so_level_name(enum so_level level)
+{
+	switch (level) {
+	case SO_LOG_ERROR:
+		return "error";
+	case SO_LOG_INFO:
+		return "info";
+	case SO_LOG_VERBOSE:
+		return "verbose";
+	case SO_LOG_DEBUG:
+		return "debug";
+	}
+	return "?";
+}

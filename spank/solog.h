@@ -22,6 +22,10 @@ struct so_logger {
 	void *ctx;
 };
 
+/* "error", "info", "verbose" or "debug": the level as the harness and the
+ * doctor's probe print it. */
+const char *so_level_name(enum so_level level);
+
 /* Formats a message and hands it to lg->emit. lg may be NULL (silence). */
 void so_logf(const struct so_logger *lg, enum so_level level,
 	     const char *fmt, ...) __attribute__((format(printf, 3, 4)));

@@ -93,13 +93,16 @@ static struct spank_option otel_rank_option = {
 
 /* Takes an on|off option's value into *choice, in slurmstepd (remote). A
  * bad value makes srun, sbatch and salloc refuse to run; slurmstepd only
- * logs it and keeps the site default. */
+ * logs it and keeps the site default. An optional value that was not given
+ * means on: it arrives as NULL, as "", or, in an srun inside a job that
+ * sbatch or salloc gave the option, as the text "(null)" (Slurm's spank.c
+ * passes the missing value to a printf). */
 static int take_choice(const char *name, const char *optarg, int remote,
 		       int optional, enum so_switch *choice)
 {
-	enum so_switch v = optional && (!optarg || !*optarg)
-				   ? SO_SWITCH_ON
-				   : so_switch_parse(optarg);
+	int none = !optarg || !*optarg || !strcmp(optarg, "(null)");
+	enum so_switch v = optional && none ? SO_SWITCH_ON
+					    : so_switch_parse(optarg);
 
 	if (v == SO_SWITCH_INVALID) {
 		if (!remote) {

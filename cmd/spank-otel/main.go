@@ -13,6 +13,7 @@
 //	spank-otel decode [VALUE]           a carrier as a JSON object
 //	spank-otel detect                   the detected resource as JSON
 //	spank-otel run-uuid [--run-id ID]   the run (attempt) UUID
+//	spank-otel doctor [--json]          check this node's set-up (as root), or this task's
 package main
 
 import (
@@ -54,6 +55,8 @@ type command struct {
 	summary string
 	run     func(c *cli, args []string) int
 	flags   []*stringFlag
+	// setFlags declares flags that are not strings (doctor's --json).
+	setFlags func(c *cli, fs *flag.FlagSet)
 }
 
 // stringFlag is a command's flag, --name VALUE, stored in the field of the
@@ -74,6 +77,7 @@ type cli struct {
 	rank           string
 	root           string
 	runID          string
+	doctor         doctorFlags
 }
 
 func commands() []command {
@@ -99,6 +103,8 @@ func commands() []command {
 			summary: "print the detected resource (local, Slurm, Kubernetes) as a JSON object"},
 		{name: "run-uuid", args: "[--run-id ID]", run: (*cli).runUUID, flags: []*stringFlag{runID},
 			summary: "print the run (attempt) UUID of this job or run"},
+		{name: "doctor", args: "[--json] [--slurm-conf F] [--plugstack F] [--probe F]", run: (*cli).runDoctor, setFlags: doctorFlagSet,
+			summary: "check this node's set-up (as root) or, in a job (srun spank-otel doctor), this task's; exit 1 on any problem"},
 	}
 }
 
@@ -135,6 +141,9 @@ func run(args, env []string, maxEnvBytes int, stdout, stderr io.Writer) int {
 		}
 		for _, f := range cmd.flags {
 			fs.StringVar(f.value(c), f.name, "", f.usage)
+		}
+		if cmd.setFlags != nil {
+			cmd.setFlags(c, fs)
 		}
 		if err := fs.Parse(args[1:]); err != nil {
 			if errors.Is(err, flag.ErrHelp) {

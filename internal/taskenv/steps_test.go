@@ -37,27 +37,27 @@ func TestTaskLevelKeys(t *testing.T) {
 		opts taskenv.Options
 		want map[string]string // absent: not in the result
 	}{
-		{"a step's task", step(task...), taskenv.Options{},
+		{"a step's task", first(task, step()), taskenv.Options{},
 			map[string]string{"slurm.step.id": "3", "slurm.task.id": "5", "slurm.task.local_id": "1", "slurm.step.ntasks": "8",
 				"slurm.node.name": "c2", "nv.dl.rank": absent}},
-		{"the step id Slurm gives wins", step(task...), taskenv.Options{Step: &step4},
+		{"the step id Slurm gives wins", first(task, step()), taskenv.Options{Step: &step4},
 			map[string]string{"slurm.step.id": "4", "slurm.task.id": "5"}},
-		{"an outer task's keys are replaced", step(append(task, outer)...), taskenv.Options{},
+		{"an outer task's keys are replaced", first(task, step(outer)), taskenv.Options{},
 			map[string]string{"slurm.step.id": "3", "slurm.task.id": "5", "slurm.node.name": "c2", "slurm.step.ntasks": "8",
 				"nv.dl.rank": "0", "u": "1"}},
-		{"the batch script writes none", batch(task...), taskenv.Options{},
+		{"the batch script writes none", first(task, batch()), taskenv.Options{},
 			map[string]string{"slurm.step.id": absent, "slurm.task.id": absent, "slurm.node.name": absent, "slurm.head_node.name": "c2"}},
-		{"the batch step by Slurm's id, whatever the variables", step(task...), taskenv.Options{Step: &batchStep},
+		{"the batch step by Slurm's id, whatever the variables", first(task, step()), taskenv.Options{Step: &batchStep},
 			map[string]string{"slurm.step.id": absent, "slurm.task.id": absent, "slurm.head_node.name": "c2"}},
-		{"a job context removes inherited task keys, keeps the user's rank", batch(append(task, outer)...), taskenv.Options{},
+		{"a job context removes inherited task keys, keeps the user's rank", first(task, batch(outer)), taskenv.Options{},
 			map[string]string{"slurm.step.id": absent, "slurm.task.id": absent, "slurm.node.name": absent, "nv.dl.rank": "0", "u": "1"}},
-		{"ranks asked for", step(task...), taskenv.Options{Ranks: true},
+		{"ranks asked for", first(task, step()), taskenv.Options{Ranks: true},
 			map[string]string{"nv.dl.rank": "5", "nv.dl.local_rank": "1", "nv.dl.world_size": "8", "slurm.task.id": "5"}},
-		{"ranks asked for replace the inherited rank", step(append(task, outer)...), taskenv.Options{Ranks: true},
+		{"ranks asked for replace the inherited rank", first(task, step(outer)), taskenv.Options{Ranks: true},
 			map[string]string{"nv.dl.rank": "5"}},
-		{"ranks asked for in the batch script: none, and the inherited one goes", batch(append(task, outer)...), taskenv.Options{Ranks: true},
+		{"ranks asked for in the batch script: none, and the inherited one goes", first(task, batch(outer)), taskenv.Options{Ranks: true},
 			map[string]string{"nv.dl.rank": absent, "nv.dl.world_size": absent}},
-		{"an excluded rank key stays the user's", step(append(task, outer)...), taskenv.Options{Ranks: true, Exclude: []string{"nv.dl.rank"}},
+		{"an excluded rank key stays the user's", first(task, step(outer)), taskenv.Options{Ranks: true, Exclude: []string{"nv.dl.rank"}},
 			map[string]string{"nv.dl.rank": "0", "nv.dl.world_size": "8"}},
 	}
 	for _, tc := range tests {
@@ -91,4 +91,9 @@ func TestExecBudgetFromInputs(t *testing.T) {
 	assert.Equal(t, res.Value, free.Value)
 	res = taskenv.Compute(env, taskenv.Options{Exec: taskenv.ExecOf(^uint64(0), []string{"python", "train.py"})})
 	assert.Equal(t, res.Value, free.Value)
+}
+
+// first is env with vars ahead of it: the first occurrence of a name wins.
+func first(vars, env []string) []string {
+	return append(append([]string(nil), vars...), env...)
 }

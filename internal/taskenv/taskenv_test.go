@@ -11,13 +11,13 @@ import (
 	"github.com/spank-otel/spank-otel/libcarrier"
 )
 
-// step is the environment of task 0 of step 3 of job 77 on node c2.
+// step is the environment of task 0 (of 4) of step 3 of job 77 on node c2.
 func step(extra ...string) []string {
 	return append([]string{
 		"SLURM_JOB_ID=77", "SLURM_CLUSTER_NAME=spank", "SLURM_STEP_ID=3",
 		"SLURM_NNODES=2", "SLURM_NTASKS=4", "SLURMD_NODENAME=c2",
 		"SLURM_TOPOLOGY_ADDR=c2", "SLURM_TOPOLOGY_ADDR_PATTERN=node",
-		"SLURM_JOB_USER=alice", "HOME=/home/alice",
+		"SLURM_JOB_USER=alice", "SLURM_PROCID=0", "SLURM_LOCALID=0", "SLURM_STEP_NUM_TASKS=4", "HOME=/home/alice",
 	}, extra...)
 }
 

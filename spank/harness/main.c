@@ -121,21 +121,6 @@ struct config {
 	int check_join;
 };
 
-static const char *level_name(enum so_level l)
-{
-	switch (l) {
-	case SO_LOG_ERROR:
-		return "error";
-	case SO_LOG_INFO:
-		return "info";
-	case SO_LOG_VERBOSE:
-		return "verbose";
-	case SO_LOG_DEBUG:
-		return "debug";
-	}
-	return "?";
-}
-
 /* Log lines are kept until the report: printing while the task child is
  * being measured would change its memory map. */
 static char msgs[65536];
@@ -147,7 +132,7 @@ static void keep_emit(void *ctx, enum so_level level, const char *msg)
 
 	(void)ctx;
 	n = snprintf(msgs + msgs_len, sizeof(msgs) - msgs_len,
-		     "msg %s spank-otel: %s\n", level_name(level), msg);
+		     "msg %s spank-otel: %s\n", so_level_name(level), msg);
 	if (n > 0 && (size_t)n < sizeof(msgs) - msgs_len)
 		msgs_len += (size_t)n;
 }
@@ -155,7 +140,7 @@ static void keep_emit(void *ctx, enum so_level level, const char *msg)
 static void print_emit(void *ctx, enum so_level level, const char *msg)
 {
 	(void)ctx;
-	printf("msg %s spank-otel: %s\n", level_name(level), msg);
+	printf("msg %s spank-otel: %s\n", so_level_name(level), msg);
 }
 
 /* --bench: errors only, on stderr at once, so that a refused library or a

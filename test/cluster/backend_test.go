@@ -173,49 +173,33 @@ echo "$SLURMD_NODENAME" > /shared/out/%[1]s/head
 func TestSpansInJaeger(t *testing.T) {
 	base := jaegerURL(t)
 	job, tasks, head := probeJob(t, "")
-	// The carrier each probe's tasks got on each node, from the recorded
-	// environments (the tasks of one step on one node get the same).
-	byNode := map[string]task{} // probe@node → a task
-	perNode := map[string]int{} // probe@topology address → tasks
+	// The carrier each probe's task got, from the recorded environments,
+	// by rank: each task's is its own.
+	byRank := map[string]task{} // probe@rank → the task
 	for _, tk := range tasks {
 		probe, _, _ := strings.Cut(tk.name, ".")
-		node := probe + "@" + tk.env["SLURMD_NODENAME"]
-		if prev, ok := byNode[node]; ok && prev.env[libcarrier.EnvVar] != tk.env[libcarrier.EnvVar] {
-			t.Errorf("two tasks %s got different carriers: %q and %q", node, prev.env[libcarrier.EnvVar], tk.env[libcarrier.EnvVar])
-		}
-		byNode[node] = tk
-		perNode[probe+"@"+tk.env["SLURM_TOPOLOGY_ADDR"]]++
+		byRank[probe+"@"+tk.env["SLURM_PROCID"]] = tk
 		if got := tk.env["OTEL_EXPORTER_OTLP_ENDPOINT"]; got != "http://jaeger:4318" {
 			t.Errorf("%s: OTEL_EXPORTER_OTLP_ENDPOINT = %q, want the TaskProlog's http://jaeger:4318", tk.name, got)
 		}
 	}
-	if len(byNode) != 2*len(probes) {
-		t.Fatalf("job %s: the probes ran on %v, want each on 2 nodes", job, perNode)
+	if len(byRank) != 4*len(probes) {
+		t.Fatalf("job %s: the probes ran as %d tasks, want 4 each", job, len(byRank))
 	}
 	spans := waitSpans(t, base, url.Values{"tags": {fmt.Sprintf(`{"slurm.job.id":%q}`, job)}}, 8)
 	t.Logf("Jaeger holds %d spans with slurm.job.id=%s", len(spans), job)
 	for _, probe := range probes {
 		name := probe + "-" + job
-		got, want := map[string]int{}, map[string]int{} // topology address → spans, tasks
-		for k, n := range perNode {
-			if p, addr, _ := strings.Cut(k, "@"); p == probe {
-				want[addr] = n
-			}
-		}
+		got := map[string]int{} // rank → spans
 		for _, s := range spans {
 			if s.Operation != name {
 				continue
 			}
-			addr := s.Resource["slurm.topology.addr"]
-			got[addr]++
-			var tk task
-			for k, c := range byNode {
-				if strings.HasPrefix(k, probe+"@") && c.env["SLURM_TOPOLOGY_ADDR"] == addr {
-					tk = c
-				}
-			}
-			if tk.env == nil {
-				t.Errorf("%s: span with slurm.topology.addr %q, a node the job did not run on: %v", name, addr, s.Resource)
+			rank := s.Resource["slurm.task.id"]
+			got[rank]++
+			tk, ok := byRank[probe+"@"+rank]
+			if !ok {
+				t.Errorf("%s: span with slurm.task.id %q, a task the job did not run: %v", name, rank, s.Resource)
 				continue
 			}
 			// Exactly what the plugin wrote for that task, plus the SDK's own.
@@ -226,22 +210,23 @@ func TestSpansInJaeger(t *testing.T) {
 					res[k] = v
 				}
 			}
+			where := name + "@" + tk.env["SLURMD_NODENAME"] + " rank " + rank
 			if diff := mapDiff(res, carrier); diff != "" {
-				t.Errorf("%s on %s: the span's resource is not the task's carrier:\n%s", name, addr, diff)
+				t.Errorf("%s: the span's resource is not the task's carrier:\n%s", where, diff)
 			}
-			checkIdentity(t, task{name: name + "@" + addr, env: tk.env}, res)
+			checkIdentity(t, task{name: where, env: tk.env}, res)
 			if res["slurm.head_node.name"] != head {
-				t.Errorf("%s on %s: slurm.head_node.name = %q, want the batch node %q", name, addr, res["slurm.head_node.name"], head)
+				t.Errorf("%s: slurm.head_node.name = %q, want the batch node %q", where, res["slurm.head_node.name"], head)
 			}
 			if res["user.note"] != "two words" || res["user.team"] != "ml,infra" {
-				t.Errorf("%s on %s: the user's attributes came out as user.note=%q user.team=%q", name, addr, res["user.note"], res["user.team"])
+				t.Errorf("%s: the user's attributes came out as user.note=%q user.team=%q", where, res["user.note"], res["user.team"])
 			}
 			if res["nv.dl.job.uuid"] == "" || res["slurm.job.id"] != job {
-				t.Errorf("%s on %s: identity missing: %v", name, addr, res)
+				t.Errorf("%s: identity missing: %v", where, res)
 			}
 		}
-		if len(want) != 2 || fmt.Sprint(got) != fmt.Sprint(want) {
-			t.Errorf("%s: spans per node %v, want one per task %v", name, got, want)
+		if want := map[string]int{"0": 1, "1": 1, "2": 1, "3": 1}; fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%s: spans per rank %v, want one per task %v", name, got, want)
 		}
 	}
 }
@@ -322,7 +307,8 @@ func TestDemo(t *testing.T) {
 	}
 	text := string(out)
 	base := jaegerURL(t)
-	for _, want := range []string{base + "/search?", base + "/api/traces?", "slurm.job.id", "otel-probe-go", "otel-probe-js"} {
+	for _, want := range []string{base + "/search?", base + "/api/traces?", "slurm.job.id", "otel-probe-go", "otel-probe-js",
+		`"slurm.task.id":"0"} -> 2 spans`, `"slurm.node.name":"c1"} -> 4 spans`, "step 0, task 0 of 4"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("demo output lacks %q", want)
 		}

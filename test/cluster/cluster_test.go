@@ -22,6 +22,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -283,6 +284,42 @@ func checkJobIdentity(t testing.TB, tk task, attrs map[string]string) {
 			t.Errorf("%s: %s = %q, want %q (carrier %q)", tk.name, k, attrs[k], v, env[libcarrier.EnvVar])
 		}
 	}
+	checkTaskKeys(t, tk, attrs)
+}
+
+// taskKeys are the task-level keys and the variable of the task's own
+// environment, Slurm's, that each must equal.
+var taskKeys = map[string]string{
+	"slurm.step.id":       "SLURM_STEP_ID",
+	"slurm.task.id":       "SLURM_PROCID",
+	"slurm.task.local_id": "SLURM_LOCALID",
+	"slurm.step.ntasks":   "SLURM_STEP_NUM_TASKS",
+	"slurm.node.name":     "SLURMD_NODENAME",
+}
+
+// inStep reports whether tk ran in a job step, as opposed to a job
+// context (the batch script, the interactive step): its SLURM_STEP_ID is a
+// regular step's number (26.05 sets -5 in the batch script, older releases
+// none; the interactive step names itself).
+func inStep(tk task) bool {
+	n, err := strconv.ParseUint(tk.env["SLURM_STEP_ID"], 10, 32)
+	return err == nil && n <= 0xfffffff0
+}
+
+// checkTaskKeys checks the task-level keys of tk: in a step's task each
+// equals the task's own Slurm variable; in a job context there are none.
+func checkTaskKeys(t testing.TB, tk task, attrs map[string]string) {
+	t.Helper()
+	step := inStep(tk)
+	for key, name := range taskKeys {
+		got, ok := attrs[key]
+		switch {
+		case !step && ok:
+			t.Errorf("%s: %s=%q in a job context, which writes no task keys", tk.name, key, got)
+		case step && (got != tk.env[name] || got == ""):
+			t.Errorf("%s: %s = %q, want the task's %s=%q", tk.name, key, got, name, tk.env[name])
+		}
+	}
 }
 
 // basicTests are the tests the basic profile (no cgroups, no binding) runs:
@@ -295,6 +332,8 @@ var basicTests = []string{
 	"TestSallocWithSrun",
 	"TestArrayJob",
 	"TestJobFromJob",
+	"TestNestedStep",
+	"TestRankOption",
 	"TestTaskProcessUntouched",
 	"TestContainerPlugin",
 	"TestHelperPlacement",

@@ -96,6 +96,10 @@ EOF`, tag))
 		if s.env["SLURM_TOPOLOGY_ADDR"] == "" {
 			t.Errorf("%s: Slurm gave the task no SLURM_TOPOLOGY_ADDR to check against", s.name)
 		}
+		// The file names say which step and task each is, as Slurm counts.
+		if step, taskID := nameStepTask(t, s); attrs["slurm.step.id"] != step || attrs["slurm.task.id"] != taskID {
+			t.Errorf("%s: step %q task %q, want %s and %s", s.name, attrs["slurm.step.id"], attrs["slurm.task.id"], step, taskID)
+		}
 		if got := taskEnvOf(t, s, b.env["OTEL_RESOURCE_ATTRIBUTES"], true); got != s.env["OTEL_RESOURCE_ATTRIBUTES"] {
 			t.Errorf("%s: plugin wrote %q, spank-otel task-env computes %q", s.name, s.env["OTEL_RESOURCE_ATTRIBUTES"], got)
 		}

@@ -39,11 +39,13 @@ rows = []
 for t in data:
     for s in t["spans"]:
         tags = {x["key"]: str(x["value"]) for x in t["processes"][s["processID"]]["tags"]}
-        rows.append((s["operationName"], tags.get("slurm.topology.addr", "-"), tags.get("slurm.job.id", "-"),
+        rows.append((s["operationName"], tags.get("slurm.step.id", "-"), tags.get("slurm.task.id", "-"),
+                     tags.get("slurm.node.name", "-"), tags.get("slurm.job.id", "-"),
                      tags.get("slurm.head_node.name", "-"), tags.get("nv.dl.job.uuid", "-"),
                      tags.get("team", "-"), tags.get("telemetry.sdk.language", "-")))
 rows.sort()
-head = ("span", "slurm.topology.addr", "slurm.job.id", "slurm.head_node.name", "nv.dl.job.uuid", "team", "sdk")
+head = ("span", "slurm.step.id", "slurm.task.id", "slurm.node.name", "slurm.job.id", "slurm.head_node.name",
+        "nv.dl.job.uuid", "team", "sdk")
 width = [max(len(r[i]) for r in rows + [head]) for i in range(len(head))]
 for r in [head, tuple("-" * w for w in width)] + rows:
     print(" ".join(c.ljust(w) for c, w in zip(r, width)).rstrip())
@@ -51,6 +53,21 @@ print()
 if len(rows) != int(sys.argv[2]):
     sys.exit(f"demo: Jaeger has {len(rows)} spans of the job, want {sys.argv[2]}")
 PY
+
+# Filtered by rank and by node, as a user narrows a job down: rank 0 of
+# each probe's step, and the tasks on c1 (two per step of -N2 -n4).
+filtered() {
+	local tags=$1 enc n
+	enc=$(python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1], safe=""))' "$tags")
+	n=$(curl -fsS "$base/api/traces?service=$service&tags=$enc&lookback=1h" |
+		python3 -c 'import json, sys; print(sum(len(t["spans"]) for t in json.load(sys.stdin)["data"] or []))')
+	echo "  Tags: $tags -> $n spans (want $2)"
+	[ "$n" -eq "$2" ] || { echo "demo: Jaeger finds $n spans for $tags, want $2" >&2; return 1; }
+}
+echo "Narrowed down by rank and by node:"
+filtered "$(printf '{"slurm.job.id":"%s","slurm.task.id":"0"}' "$job")" 2
+filtered "$(printf '{"slurm.job.id":"%s","slurm.node.name":"c1"}' "$job")" 4
+echo
 
 # The UI's search page, as a browser shows it. Root needs --no-sandbox.
 mkdir -p "$out"

@@ -42,10 +42,19 @@ print(cell("attribute", width), " ".join(cell(t, w) for t, w in zip(tasks, cols)
 print("-" * width, " ".join("-" * w for w in cols))
 for k in keys:
     print(cell(k, width), " ".join(cell(attrs[t].get(k, "-"), w) for t, w in zip(tasks, cols)))
+print()
+print("Each task says which step, rank and node it is:")
+for t in tasks:
+    a = attrs[t]
+    if "slurm.task.id" in a:
+        print(f"  {t:16} step {a['slurm.step.id']}, task {a['slurm.task.id']} of {a['slurm.step.ntasks']}"
+              f" ({a['slurm.task.local_id']} on its node), node {a['slurm.node.name']}")
+    else:
+        print(f"  {t:16} the batch script: a job context, no task keys")
 EOF
 echo
-echo "The batch step carries the head node; each step's tasks carry their own node's topology;"
-echo "nv.dl.job.uuid is the same everywhere, and the user's team=ml,infra survives."
+echo "The batch step carries the head node; each step's tasks carry their own step, rank, node"
+echo "and topology; nv.dl.job.uuid is the same everywhere, and the user's team=ml,infra survives."
 
 job=$(sed -n 's/^job \([0-9]*\)$/\1/p' <<<"$out")
 [[ -n $job ]] || { echo "demo: the job printed no id" >&2; exit 1; }
