@@ -9,11 +9,15 @@ import (
 	"github.com/spank-otel/spank-otel/internal/strs"
 )
 
-// Limits that consumers of the carrier enforce.
-const (
-	maxKeyBytes   = 255 // longer keys are dropped
-	maxValueBytes = 255 // longer encoded values are written, with a warning
-)
+// MaxValueBytes is the longest encoded value every consumer reads: the
+// OpenTelemetry Collector's environment detector and the JavaScript SDK
+// reject a longer one, and the JavaScript SDK then discards the whole
+// variable. Format writes a longer value of the user's, with a warning; a
+// value the project composes must never be longer.
+const MaxValueBytes = 255
+
+// maxKeyBytes is the longest key written; a longer one is dropped.
+const maxKeyBytes = 255
 
 // entry is one map entry on its way into the carrier.
 type entry struct {
@@ -327,7 +331,7 @@ func write(b *strs.Builder, kvs []KeyValue, given []string, warns []Warning) (st
 		if ascii := writeEncoded(b, kv.Value); !ascii && !utf8.ValidString(kv.Value) {
 			return "", warns, false
 		}
-		if n := b.Len() - valueStart; n > maxValueBytes {
+		if n := b.Len() - valueStart; n > MaxValueBytes {
 			key := kv.Key
 			if given != nil {
 				key = given[i]

@@ -53,10 +53,30 @@ func Find(env environ.Env, fsys FS) ([]string, []libcarrier.Warning) {
 	if err == nil {
 		uuids, err = answer(&req, &facts)
 	}
+	if err == nil {
+		err = fits(uuids)
+	}
 	if err != nil {
 		return nil, warning(err)
 	}
 	return uuids, nil
+}
+
+// fits reports why the value of [KeyUUIDs] for uuids cannot be written:
+// encoded (each comma as %2C) it must not be longer than
+// libcarrier.MaxValueBytes, over which the JavaScript SDK discards the
+// whole variable. Six UUIDs fit; seven do not.
+func fits(uuids []string) error {
+	n := 3 * max(len(uuids)-1, 0)
+	for _, u := range uuids {
+		n += len(u)
+	}
+	if n > libcarrier.MaxValueBytes {
+		return errors.New(strconv.Itoa(len(uuids)) + " GPUs' UUIDs encode to " + strconv.Itoa(n) +
+			" bytes, over the " + strconv.Itoa(libcarrier.MaxValueBytes) +
+			" of one value that the JavaScript SDK and the Collector read (over it the JavaScript SDK drops the whole variable)")
+	}
+	return nil
 }
 
 // warning is Find's warning for err.

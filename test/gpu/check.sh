@@ -107,6 +107,9 @@ for mode in global local; do
 			k=$((k + 1))
 		done
 		vars=(CUDA_VISIBLE_DEVICES="$cuda" SLURM_STEP_GPUS="$step" SLURM_GPUS_ON_NODE="$k")
+		# Over 255 bytes in one value (7 UUIDs and more) spank-otel writes
+		# nothing: the JavaScript SDK would drop the whole variable.
+		((${#want} + 2 * (k - 1) <= 255)) || { compare "" "${vars[@]}" CUDA_DEVICE_ORDER=PCI_BUS_ID; continue; }
 		compare "$want" "${vars[@]}" CUDA_DEVICE_ORDER=PCI_BUS_ID
 		# CUDA's default order (FASTEST_FIRST): PCI order on GPUs of one
 		# model (the task's own under ConstrainDevices, the node's
