@@ -8,13 +8,15 @@
 #     empty Go c-shared library vs a plain C library (whose figure is the
 #     helper's own cost: fork + socket + reap), interleaved. Then the tail
 #     with many tasks starting at once, which sets the timeout= default.
+# 1g. the same on a cluster node with (fake) GPUs, for a task given two:
+#     what finding a task's GPUs adds.
 #  2. step launch in the cluster: srun -O -N2 -n8 true, plugin on vs off.
 #  3. the Go benchmarks, with the OpenTelemetry SDK's decoder beside ours.
 #  4. what a per-task `eval "$(python3 -c ...)"` costs, for comparison.
 #
-# The last two lines are the two ratios, in a fixed form.
+# The last three lines are the ratios, in a fixed form.
 #
-# BENCH_SECTIONS="1 3" runs only the sections listed (1, 1b, 2, 3, 4); the
+# BENCH_SECTIONS="1 3" runs only the sections listed (1, 1b, 1g, 2, 3, 4); the
 # default is all of them. The other BENCH_* settings are below.
 set -euo pipefail
 
@@ -26,7 +28,7 @@ batch=${BENCH_BATCH:-5}         # tasks in a row from one library
 copies=${BENCH_COPIES:-4}       # copies of each library file
 pairs=${BENCH_PAIRS:-30}        # srun on/off pairs
 slurm=${SLURM:-26.05}
-sections=" ${BENCH_SECTIONS:-1 1b 2 3 4} "
+sections=" ${BENCH_SECTIONS:-1 1b 1g 2 3 4} "
 # The harness and the empty Go library, built against the headers the
 # Makefile downloads (make headers), in a directory of their own.
 spankbuild=$top/build/bench-spank
@@ -51,6 +53,16 @@ quantiles() {
 # percentiles FILE: p50 p90 p99 p99.9 of the nanoseconds in FILE, in µs.
 percentiles() { quantiles 1000 0.5 0.9 0.99 0.999 < "$1"; }
 median() { quantiles 1 0.5; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a / b }'; }
+# The libraries sections 1 and 1g time.
+declare -A src=(
+	[ours]=$build/libspankotel.so
+	[loadonly]=$build/bench/libspankotel-loadonly.so
+	[emptygo]=$testdata/libgoempty.so
+	[emptygo2]=$testdata/libgoempty.so
+	[plainc]=$testdata/libfake.so
+)
+stage_runs=${BENCH_STAGE_RUNS:-300}
 
 make -s lib cli build/bench/libspankotel-loadonly.so >/dev/null   # paths as the Makefile names them
 make -s -C spank harness goempty BUILD="$spankbuild" SLURM_INCLUDE="$top/build/slurm-headers/$slurm/usr/include" >/dev/null
@@ -77,35 +89,15 @@ if want 1 || want 1b; then
 fi
 if want 1; then
 say "1. per-task cost: task fork, helper fork, load, call, answer, reap; $forks tasks each, in $rounds interleaved batches of $batch"
-# How the figures are kept fair on a machine whose speed drifts by tens of
-# percent within minutes:
-#  - short batches, in an order that turns around every round (ABC, CBA),
-#    so that no library is always first after another's batch;
-#  - every library timed from copies made here, several of each, used in
-#    turn: where a file's pages sit in the page cache moved the same
-#    library's time by 2-4%;
-#  - "emptygo'" is a second set of copies of the empty library: its ratio
-#    to emptygo is the noise of this run, printed beside the figures.
+# The noise: "emptygo'" is a second set of copies of the empty library,
+# whose ratio to emptygo is printed beside the figures (interleave.sh says
+# how the runs are kept fair).
 names=(ours loadonly emptygo emptygo2 plainc)
-declare -A src=(
-	[ours]=$build/libspankotel.so
-	[loadonly]=$build/bench/libspankotel-loadonly.so
-	[emptygo]=$testdata/libgoempty.so
-	[emptygo2]=$testdata/libgoempty.so
-	[plainc]=$testdata/libfake.so
-)
 for name in "${names[@]}"; do
 	for ((c = 0; c < copies; c++)); do cp "${src[$name]}" "$libdir/$name.$c.so"; done
-	: > "$tmp/$name"
 done
-n=${#names[@]}
-for ((r = 0; r < rounds; r++)); do
-	c=$(( (r / 2) % copies ))
-	for ((k = 0; k < n; k++)); do
-		if ((r % 2)); then name=${names[n - 1 - k]}; else name=${names[k]}; fi
-		"$harness" --bench "$batch" --lib "$libdir/$name.$c.so" --env-file "$envfile" >> "$tmp/$name"
-	done
-done
+test/bench/interleave.sh "$harness" "$libdir" "$envfile" "$rounds" "$batch" "$copies" "${names[@]}" > "$tmp/times"
+for name in "${names[@]}"; do awk -v n="$name" '$1 == n { print $2 }' "$tmp/times" > "$tmp/$name"; done
 show "$harness --bench $batch --lib LIB --env-file <60-variable task env + 25-key carrier>   (×$rounds batches per LIB, $copies copies each)"
 printf '%-10s %8s %8s %8s %8s   %s\n' library p50_us p90_us p99_us p99.9_us size
 for name in "${names[@]}"; do
@@ -115,7 +107,6 @@ for name in "${names[@]}"; do
 	printf '%-10s %8d %8d %8d %8d   %s bytes\n' "$label" "$p50" "$p90" "$p99" "$p999" "$(stat -c %s "${src[$name]}")"
 done
 printf 'the helper on its own (fork + socket + reap, plain C library): p50 %d us\n' "$p50_plainc"
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a / b }'; }
 ratio_go=$(ratio "$p50_ours" "$p50_emptygo")
 printf 'ratios at p50: ours/emptygo %s  ours/plainc %s  (p90 %s, p99 %s vs emptygo)\n' "$ratio_go" \
 	"$(ratio "$p50_ours" "$p50_plainc")" "$(ratio "$p90_ours" "$p90_emptygo")" "$(ratio "$p99_ours" "$p99_emptygo")"
@@ -129,7 +120,6 @@ printf 'of that: loading ours, its call skipped, loadonly/emptygo %s; the call, 
 # loading the library and starting its runtime, and the call. The task
 # waits for all three: the helper can only start once Slurm has placed the
 # task, in task_init.
-stage_runs=${BENCH_STAGE_RUNS:-300}
 for ((r = 0; r < stage_runs; r++)); do
 	for name in ours loadonly emptygo; do
 		"$harness" --lib "$libdir/$name.$((r % copies)).so" --env-file "$envfile" |
@@ -241,6 +231,58 @@ read -r on_med off_med step_ratio < <(awk '{ on[NR] = $1; off[NR] = $2; r[NR] = 
 printf 'median srun -O -N2 -n8 true: on %d ms, off %d ms; median of the %d pair ratios %s\n' "$on_med" "$off_med" "$pairs" "$step_ratio"
 fi
 
+# --- 1g. per-task cost on a node with GPUs ---------------------------------
+# Section 1 on compute node c1 of the site cluster, which has four fake
+# GPUs (gres.conf, device nodes, the driver's tree; see entrypoint.sh), for
+# a task that Slurm gave two of them: the whole search of package gpu, on
+# the files a real node has. The task's environment is a real one, from
+# srun with the plugin off, plus the 25-key carrier of section 1.
+gpu_ratio=- gpu_noise=-
+if want 1g; then
+node_rounds=$(( ${BENCH_NODE_FORKS:-1200} / batch ))
+say "1g. per-task cost on node c1 of the Slurm $slurm cluster (4 fake GPUs), a task given 2 of them; ${BENCH_NODE_FORKS:-1200} tasks each"
+test/slurm-docker/cluster up --slurm "$slurm" >/dev/null
+on_c1() { test/slurm-docker/cluster exec --slurm "$slurm" --node c1 --root -- "$@"; }
+stage=$(mktemp -d)
+test/slurm-docker/cluster exec --slurm "$slurm" -- srun --otel-attrs=off --gres=gpu:2 --mem=64M -w c1 env |
+	grep -v "^OTEL_RESOURCE_ATTRIBUTES=" > "$stage/env.gpu" || true
+grep -q '^SLURM_STEP_GPUS=' "$stage/env.gpu" || { echo "bench: the GPU task's environment names no GPUs" >&2; exit 1; }
+printf 'OTEL_RESOURCE_ATTRIBUTES=%s\n' "$(cat detect/slurm/testdata/carrier-25.txt)" >> "$stage/env.gpu"
+grep -v -E '^(CUDA_VISIBLE_DEVICES|SLURM_STEP_GPUS|GPU_DEVICE_ORDINAL|SLURM_GPUS_ON_NODE)=' "$stage/env.gpu" > "$stage/env.none"
+node_names=(ours loadonly emptygo emptygo2)
+for name in "${node_names[@]}"; do
+	for ((c = 0; c < copies; c++)); do cp "${src[$name]}" "$stage/$name.$c.so"; done
+done
+cp "$harness" test/bench/interleave.sh "$stage/"
+# Root-owned all the way up, as the plugin's rule for a library wants.
+dir=/var/cache/spank-otel-bench
+tar -C "$stage" -c --owner=0 --group=0 . | on_c1 sh -c "rm -rf $dir && install -d -m 0755 $dir && tar -x -o -C $dir"
+rm -rf "$stage"
+show "cluster exec --node c1 -- interleave.sh spank-otel-harness DIR <c1's env of srun --gres=gpu:2 + 25-key carrier> $node_rounds $batch $copies ${node_names[*]}"
+on_c1 "$dir/interleave.sh" "$dir/spank-otel-harness" "$dir" "$dir/env.gpu" "$node_rounds" "$batch" "$copies" "${node_names[@]}" > "$tmp/node"
+printf '%-10s %8s %8s %8s %8s\n' library p50_us p90_us p99_us p99.9_us
+for name in "${node_names[@]}"; do
+	read -r p50 p90 p99 p999 < <(awk -v n="$name" '$1 == n { print $2 }' "$tmp/node" | percentiles /dev/stdin)
+	eval "node_$name=$p50"
+	label=$name; [ "$name" = emptygo2 ] && label="emptygo'"
+	printf '%-10s %8d %8d %8d %8d\n' "$label" "$p50" "$p90" "$p99" "$p999"
+done
+gpu_ratio=$(ratio "$node_ours" "$node_emptygo")
+gpu_noise=$(ratio "$node_emptygo2" "$node_emptygo")
+printf "ratios at p50 on c1: ours/emptygo %s (noise emptygo'/emptygo %s); loadonly/emptygo %s\n" \
+	"$gpu_ratio" "$gpu_noise" "$(ratio "$node_loadonly" "$node_emptygo")"
+# The call alone, from the helper's debug line: the task given GPUs, and
+# the same task without its GPU variables.
+show "cluster exec --node c1 -- spank-otel-harness --lib ours --env-file ENV   (×$stage_runs each, interleaved; the helper's debug line)"
+on_c1 bash -c 'for ((r = 0; r < '"$stage_runs"'; r++)); do for e in gpu none; do
+	"$0/spank-otel-harness" --lib "$0/ours.$((r % '"$copies"')).so" --env-file "$0/env.$e" 2>&1 |
+		sed -n "s/.*, call \([0-9]*\) us\$/$e \1/p"; done; done' "$dir" > "$tmp/node.calls"
+printf 'call, median: a task given 2 GPUs %s us, the same task without GPUs %s us\n' \
+	"$(awk '$1 == "gpu" { print $2 }' "$tmp/node.calls" | median)" "$(awk '$1 == "none" { print $2 }' "$tmp/node.calls" | median)"
+on_c1 rm -rf "$dir"
+fi
+
 echo
 echo "per-task p50 ratio vs empty Go library: $ratio_go (noise $noise)"
+echo "per-task p50 ratio vs empty Go library on a node with GPUs: $gpu_ratio (noise $gpu_noise)"
 echo "srun step ratio plugin on/off: $step_ratio"
