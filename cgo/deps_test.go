@@ -182,8 +182,10 @@ func TestLoadOnlyLinksTheTaskPath(t *testing.T) {
 		return slices.Compact(names)
 	}
 	lib, loadOnly := funcs(buildLibrary(t)), funcs(buildLibrary(t, "-tags", "spankotel_loadonly"))
-	if !slices.Contains(loadOnly, "github.com/spank-otel/spank-otel/internal/taskenv.Compute") {
-		t.Fatal("the load-only library does not link taskenv.Compute")
+	for _, name := range []string{"internal/taskenv.compute", "internal/taskenv.FindGPUs", "detect/gpu.Find"} {
+		if !slices.Contains(loadOnly, "github.com/spank-otel/spank-otel/"+name) {
+			t.Fatalf("the load-only library does not link %s", name)
+		}
 	}
 	for _, name := range lib {
 		if _, found := slices.BinarySearch(loadOnly, name); !found {

@@ -47,6 +47,12 @@ func spank_otel_abi() C.int { return abiVersion }
 //
 //export spank_otel_task_env
 func spank_otel_task_env(req *C.struct_so_task_request, value **C.char, log **C.char) C.int {
+	return taskEnv(req, gpu.Root("/"), value, log)
+}
+
+// taskEnv is spank_otel_task_env on the node whose files node reads: this
+// machine's in the plugin, a copy of a node's in the tests.
+func taskEnv(req *C.struct_so_task_request, node gpu.FS, value **C.char, log **C.char) C.int {
 	if req == nil || value == nil || log == nil {
 		return resultInternal
 	}
@@ -57,8 +63,50 @@ func spank_otel_task_env(req *C.struct_so_task_request, value **C.char, log **C.
 	if loadOnly && req.max_env_bytes >= 0 {
 		return resultUnchanged
 	}
-	res, failure := compute(req)
-	return answer(&res, failure, value, log)
+	// Where a local lives before and after the call tells whether the
+	// runtime had to move the stack to a larger one: a cost the debug line
+	// reports (TestTaskPathStack keeps it from happening).
+	var mark byte
+	before := uintptr(unsafe.Pointer(&mark))
+	var out outcome
+	out.findGPUs(req, node)
+	if out.failure == "" {
+		out.compute()
+	}
+	return answer(&out.res, out.failure, uintptr(unsafe.Pointer(&mark)) != before, value, log)
+}
+
+// outcome is what the call for one task came to: the Result, or the
+// failure that replaced it (a panic must cost the task its attributes,
+// never the task), and what the first step hands the second.
+//
+// The two steps are functions of their own, called from the export's
+// frame, so that the deepest paths of each fit the 4 KB stack a call from
+// C starts on (TestTaskPathStack): the GPU search runs with none of
+// Compute's frames on the stack, and Compute with none of its.
+type outcome struct {
+	env     []string
+	opts    taskenv.Options
+	res     taskenv.Result
+	failure string // empty unless a step panicked
+}
+
+// findGPUs reads the request: the task's environment and the options,
+// with the task's GPUs found on the node whose files node reads.
+//
+//go:noinline
+func (out *outcome) findGPUs(req *C.struct_so_task_request, node gpu.FS) {
+	defer recoverInto(&out.res, &out.failure)
+	out.env = cStrings(req.envp)
+	setOptions(&out.opts, req, taskenv.FindGPUs(out.env, node))
+}
+
+// compute runs taskenv.Compute on what findGPUs read.
+//
+//go:noinline
+func (out *outcome) compute() {
+	defer recoverInto(&out.res, &out.failure)
+	out.res = taskenv.Compute(out.env, out.opts)
 }
 
 // answer hands res, or failure, to the shim as C strings and returns the
@@ -67,12 +115,12 @@ func spank_otel_task_env(req *C.struct_so_task_request, value **C.char, log **C.
 // call must fit the 4 KB stack a call from C starts on.
 //
 //go:noinline
-func answer(res *taskenv.Result, failure string, value, log **C.char) C.int {
+func answer(res *taskenv.Result, failure string, stackMoved bool, value, log **C.char) C.int {
 	if failure != "" {
 		*log = C.CString(failure)
 		return resultInternal
 	}
-	*log = C.CString(runtimeLine() + logLines(*res))
+	*log = C.CString(runtimeLine(stackMoved) + logLines(*res))
 	switch {
 	case !res.Changed:
 		return resultUnchanged
@@ -83,29 +131,21 @@ func answer(res *taskenv.Result, failure string, value, log **C.char) C.int {
 	return resultSet
 }
 
-// compute runs taskenv.Compute on the request, and turns a panic into the
-// log lines that report it: a panic must cost the task its attributes,
-// never the task. failure is empty when Compute returned.
-func compute(req *C.struct_so_task_request) (res taskenv.Result, failure string) {
-	defer recoverInto(&res, &failure)
-	return taskenv.Compute(cStrings(req.envp), options(req)), ""
-}
-
-// options are the Options the request asks for.
-func options(req *C.struct_so_task_request) taskenv.Options {
-	opts := taskenv.Options{
+// setOptions sets opts to the Options the request asks for, with the
+// task's GPUs.
+func setOptions(opts *taskenv.Options, req *C.struct_so_task_request, gpus *taskenv.GPUs) {
+	*opts = taskenv.Options{
 		Exclude:     excludeList(req.exclude),
 		MaxEnvBytes: int(max(req.max_env_bytes, 0)),
 		Exec: taskenv.Exec{StackLimit: uint64(req.stack_limit),
 			ArgCount: int(min(req.argv_count, maxArgs)), ArgBytes: int(min(req.argv_bytes, maxArgs))},
 		Ranks: req.flags&C.SO_REQ_RANK != 0,
-		GPUs:  gpu.Root("/"),
+		GPUs:  gpus,
 	}
 	if req.flags&C.SO_REQ_STEP != 0 {
 		step := uint32(req.step_id)
 		opts.Step = &step
 	}
-	return opts
 }
 
 // maxArgs bounds the argument figures a request gives, far past anything

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -116,18 +118,32 @@ func cstr(s string) string {
 }
 
 func TestRuntimeLine(t *testing.T) {
-	_, _, log := callTaskEnv(stepEnv, "", 0)
-	first, _, _ := strings.Cut(log, "\n")
-	assert.Assert(t, strings.HasPrefix(first, "D go runtime: GOMAXPROCS="), "log %q", log)
-	// init switched the collector off; the line says so.
-	assert.Assert(t, strings.HasSuffix(first, " gc=off"), "line %q", first)
-	// The bound counts at least the C thread of this call and the one
-	// the runtime itself started on.
-	_, bound, ok := strings.Cut(first, " threads<=")
-	assert.Assert(t, ok, "line %q", first)
-	n, err := strconv.Atoi(strings.TrimSuffix(bound, " gc=off"))
-	assert.NilError(t, err, "line %q", first)
-	assert.Assert(t, n >= 2, "line %q", first)
+	if raceEnabled { // the race detector's frames do not fit (TestTaskPathStack)
+		runWithoutRace(t, "TestRuntimeLine")
+		return
+	}
+	// On a 4 KB stack as a call from C gets it, and on one with almost
+	// all of it in use, which the call must outgrow.
+	for _, tc := range []struct {
+		pad   int
+		stack string
+	}{{0, "kept"}, {2048, "moved"}} {
+		var log string
+		onStack(tc.pad, func() { _, _, log = callTaskEnv(stepEnv, "", 0) })
+		first, _, _ := strings.Cut(log, "\n")
+		assert.Assert(t, strings.HasPrefix(first, "D go runtime: GOMAXPROCS="), "log %q", log)
+		// init switched the collector off, and the line says where the
+		// call's stack was at its end.
+		suffix := " gc=off stack=" + tc.stack
+		assert.Assert(t, strings.HasSuffix(first, suffix), "line %q", first)
+		// The bound counts at least the C thread of this call and the
+		// one the runtime itself started on.
+		_, bound, ok := strings.Cut(first, " threads<=")
+		assert.Assert(t, ok, "line %q", first)
+		n, err := strconv.Atoi(strings.TrimSuffix(bound, suffix))
+		assert.NilError(t, err, "line %q", first)
+		assert.Assert(t, n >= 2, "line %q", first)
+	}
 }
 
 // TestPanicCostsOnlyTheAttributes drives the recovery seam of the export,
@@ -236,39 +252,89 @@ func TestTaskPathStack(t *testing.T) {
 		runWithoutRace(t, "TestTaskPathStack")
 		return
 	}
-	room := taskPathRoom(t)
-	t.Logf("the task path leaves %d bytes of a 4 KB stack", room)
-	assert.Assert(t, room >= 0, "the task path does not fit a 4 KB goroutine stack, the stack of a call from C")
+	for _, tc := range taskPaths(t) {
+		room := taskPathRoom(t, tc)
+		t.Logf("%s: the task path leaves %d bytes of a 4 KB stack", tc.name, room)
+		assert.Assert(t, room >= 0, "%s: the task path does not fit a 4 KB goroutine stack, the stack of a call from C", tc.name)
+	}
 }
 
 // BenchmarkTaskPathStack reports, as stack-bytes-left, how many bytes of
-// a 4 KB stack the task path leaves (TestTaskPathStack): the margin for
-// the runtime's frames of a call from C, to the nearest 64 bytes.
+// a 4 KB stack the deepest of the task paths leaves (TestTaskPathStack):
+// the margin for the runtime's frames of a call from C, to the nearest 64
+// bytes.
 func BenchmarkTaskPathStack(b *testing.B) {
 	if raceEnabled {
 		b.Fatal("the figure is the library's own build: run the benchmark without -race")
 	}
-	var room int
+	paths := taskPaths(b)
+	room := 4096
 	for b.Loop() {
-		room = taskPathRoom(b)
+		for _, tc := range paths {
+			room = min(room, taskPathRoom(b, tc))
+		}
 	}
 	b.ReportMetric(float64(room), "stack-bytes-left")
 }
 
-// taskPathRoom returns stackRoom of a call of the export for the task of
-// make bench: a 66-variable step task with a 25-key carrier.
-func taskPathRoom(tb testing.TB) int {
+// taskPath is a task whose call TestTaskPathStack measures.
+type taskPath struct {
+	name string
+	env  []string
+	node string // a copy of a node's files, "" for this machine's
+	want string // in the value written
+}
+
+// taskPaths are the deepest paths of a call: a 66-variable step task
+// with its job's 25-key carrier (make bench's), without one (the job
+// UUID is then derived), and given 2 of the 4 GPUs of a node whose files
+// are read whole.
+func taskPaths(tb testing.TB) []taskPath {
+	node := gpuNode(tb)
+	return []taskPath{
+		{name: "with its job's carrier", env: slurmtest.TaskEnvWithCarrier(tb), want: "slurm.job.id=4242"},
+		{name: "without a carrier", env: slurmtest.TaskEnv(tb), want: "nv.dl.job.uuid="},
+		{name: "given 2 GPUs, without a carrier", env: slurmtest.TaskEnv(tb), node: node, want: "nv.gpu.count=2"},
+		{name: "given 2 GPUs, with its job's carrier", env: slurmtest.TaskEnvWithCarrier(tb), node: node, want: "nv.gpu.count=2"},
+	}
+}
+
+// gpuNode returns a directory with the files of a node of 4 GPUs whose
+// gres.conf has them detected (no device nodes, which only root makes),
+// under ConstrainDevices: the search reads every file it can.
+func gpuNode(tb testing.TB) string {
 	tb.Helper()
-	e := newCEnv(slurmtest.TaskEnvWithCarrier(tb), "")
+	dir := tb.TempDir()
+	files := map[string]string{
+		"etc/slurm/gres.conf":   "AutoDetect=nvidia\nName=gpu\n",
+		"etc/slurm/cgroup.conf": "ConstrainDevices=yes\n",
+	}
+	for i := range 4 {
+		pci := fmt.Sprintf("0000:%02x:00.0", 0x1b+16*i)
+		files["proc/driver/nvidia/gpus/"+pci+"/information"] = fmt.Sprintf(
+			"Model: \t\t NVIDIA Fake GPU\nGPU UUID: \t GPU-%08d-aaaa-bbbb-cccc-dddddddddddd\nBus Location: \t %s\nDevice Minor: \t %d\n", i, pci, i)
+	}
+	for name, text := range files {
+		path := filepath.Join(dir, name)
+		assert.NilError(tb, os.MkdirAll(filepath.Dir(path), 0o755))
+		assert.NilError(tb, os.WriteFile(path, []byte(text), 0o644))
+	}
+	return dir
+}
+
+// taskPathRoom returns stackRoom of a call of the export for tc, as the
+// plugin makes it: with the step and the budget's inputs.
+func taskPathRoom(tb testing.TB, tc taskPath) int {
+	tb.Helper()
+	e := newCEnv(tc.env, "")
 	defer e.free()
 	var rc int
-	var log string
-	// As the plugin asks: with the step and the budget's inputs.
-	r := request{step: new(uint32)}
+	var value, log string
+	r := request{step: new(uint32), node: tc.node}
 	r.exec.stack, r.exec.argc, r.exec.argvBytes = 8<<20, 2, 16
-	room := stackRoom(func() { rc, _, log = e.call(r) })
-	if rc != 1 {
-		tb.Fatalf("the export answered %d, want 1 (a value written); log %q", rc, log)
+	room := stackRoom(func() { rc, value, log = e.call(r) })
+	if rc != 1 || !strings.Contains(value, tc.want) {
+		tb.Fatalf("%s: the export answered %d, %q, want 1 and %s; log %q", tc.name, rc, value, tc.want, log)
 	}
 	return room
 }
@@ -310,21 +376,29 @@ func stackRoom(f func()) int {
 // stackMoves reports whether f makes the runtime move the stack of a new
 // goroutine that has a 4 KB stack with pad more bytes of it in use.
 func stackMoves(pad int, f func()) bool {
+	var moved bool
+	onStack(pad, func() {
+		var local byte
+		before := uintptr(unsafe.Pointer(&local))
+		f()
+		moved = uintptr(unsafe.Pointer(&local)) != before
+	})
+	return moved
+}
+
+// onStack calls f on a new goroutine that has a 4 KB stack with pad more
+// bytes of it in use, and returns when f has.
+func onStack(pad int, f func()) {
 	// A collection could shrink the stack in between.
 	defer setGCPercent(setGCPercent(-1))
-	moved := make(chan bool)
+	done := make(chan struct{})
 	go func() {
+		defer close(done)
 		growStackTo4K(0)
 		var top byte
-		base := uintptr(unsafe.Pointer(&top))
-		use(base, pad, func() {
-			var local byte
-			before := uintptr(unsafe.Pointer(&local))
-			f()
-			moved <- uintptr(unsafe.Pointer(&local)) != before
-		})
+		use(uintptr(unsafe.Pointer(&top)), pad, f)
 	}()
-	return <-moved
+	<-done
 }
 
 // use calls f with at least n bytes of stack in use below base.

@@ -25,8 +25,14 @@ func setGCPercent(percent int32) int32
 // runtimeLine describes the Go runtime of the helper for the debug log, so
 // an admin can see what the shim arranged: GOMAXPROCS follows the one CPU
 // the helper binds itself to, and the thread bound is what the helper
-// costs in RLIMIT_NPROC and pids.max.
-func runtimeLine() string {
+// costs in RLIMIT_NPROC and pids.max. stack=moved says the call outgrew
+// the 4 KB stack of a call from C, which costs the task time
+// (docs/performance.md).
+func runtimeLine(stackMoved bool) string {
+	stack := "kept"
+	if stackMoved {
+		stack = "moved"
+	}
 	gc := "on"
 	if percent := setGCPercent(-1); percent < 0 {
 		gc = "off"
@@ -34,7 +40,7 @@ func runtimeLine() string {
 		setGCPercent(percent)
 	}
 	return lineDebug + "go runtime: GOMAXPROCS=" + strconv.Itoa(runtime.GOMAXPROCS(0)) +
-		" threads<=" + strconv.Itoa(threadBound()) + " gc=" + gc + "\n"
+		" threads<=" + strconv.Itoa(threadBound()) + " gc=" + gc + " stack=" + stack + "\n"
 }
 
 // threadBound is the number of Ms the runtime has, from its own list

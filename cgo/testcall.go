@@ -7,7 +7,11 @@ package main
 */
 import "C"
 
-import "unsafe"
+import (
+	"unsafe"
+
+	"github.com/spank-otel/spank-otel/detect/gpu"
+)
 
 // The numbers of contract.h the tests check Go's generated copies
 // against. Constants: the library pays nothing for them.
@@ -25,6 +29,7 @@ type request struct {
 	step   *uint32 // SO_REQ_STEP and step_id
 	ranks  bool    // SO_REQ_RANK
 	exec   struct{ stack, argc, argvBytes uint64 }
+	node   string // a copy of a node's files to find GPUs in; "" for this machine's
 }
 
 // cEnv is a task environment and an exclude= list in C memory, as the shim
@@ -72,7 +77,11 @@ func (e *cEnv) call(r request) (rc int, value, log string) {
 	if r.ranks {
 		req.flags |= C.SO_REQ_RANK
 	}
-	rc = int(spank_otel_task_env(req, &cvalue, &clog))
+	if r.node == "" {
+		rc = int(spank_otel_task_env(req, &cvalue, &clog))
+	} else {
+		rc = int(taskEnv(req, gpu.Root(r.node), &cvalue, &clog))
+	}
 	value, log = takeString(cvalue), takeString(clog)
 	return rc, value, log
 }

@@ -180,7 +180,7 @@ func (c *cli) options(stage taskenv.Stage) (taskenv.Options, error) {
 	if root == "" {
 		root = "/"
 	}
-	opts := taskenv.Options{MaxEnvBytes: c.maxEnvBytes, Stage: stage, GPUs: gpu.Root(root)}
+	opts := taskenv.Options{MaxEnvBytes: c.maxEnvBytes, Stage: stage, GPUs: taskenv.FindGPUs(c.env, gpu.Root(root))}
 	switch c.rank {
 	case "", "off":
 	case "on":

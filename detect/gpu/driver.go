@@ -161,37 +161,46 @@ func validUUID(s string) bool {
 // readGPU reads the GPU of the driver's directory name into g.
 //
 //go:noinline
-func readGPU(fsys FS, name string, g *driverGPU) error {
+func (f *nodeFacts) readGPU(fsys FS, name string, g *driverGPU) error {
 	pci, ok := parsePCI(name)
 	if !ok {
 		return errors.New(driverDir + "/" + name + ": not a PCI address")
 	}
 	path := driverDir + "/" + name + "/information"
-	text, err := fsys.ReadFile(path)
-	if err != nil {
+	var err error
+	if f.buf, err = fsys.AppendFile(f.buf[:0], path); err != nil {
 		return err
 	}
-	if *g, err = parseInformation(text); err != nil {
+	if *g, err = parseInformation(f.buf); err != nil {
 		return errors.New(path + ": " + err.Error())
 	}
 	g.pci = pci
 	return nil
 }
 
+// secondGPU is readDriver's error for a GPU of the directory name whose
+// minor or UUID is another's. Its own frame holds the formatting, off the
+// task path's (its stack is 4 KB, cgo's TestTaskPathStack).
+//
+//go:noinline
+func secondGPU(name string, g *driverGPU) error {
+	return confError(driverDir+"/"+name, ": a second GPU of minor "+strconv.FormatUint(uint64(g.minor), 10), " or UUID "+g.uuid)
+}
+
 // readDriver reads every GPU the driver lists.
-func readDriver(fsys FS) ([]driverGPU, error) {
+func (f *nodeFacts) readDriver(fsys FS) ([]driverGPU, error) {
 	names, err := fsys.ReadDir(driverDir)
 	if err != nil {
-		return nil, errors.New("the NVIDIA driver's GPU list: " + err.Error())
+		return nil, confError("the NVIDIA driver's GPU list: ", err.Error(), "")
 	}
 	gpus := make([]driverGPU, len(names))
 	for i, name := range names {
-		if err := readGPU(fsys, name, &gpus[i]); err != nil {
+		if err := f.readGPU(fsys, name, &gpus[i]); err != nil {
 			return nil, err
 		}
 		for _, other := range gpus[:i] {
 			if other.minor == gpus[i].minor || other.uuid == gpus[i].uuid {
-				return nil, confError(driverDir+"/"+name, ": a second GPU of minor "+strconv.FormatUint(uint64(gpus[i].minor), 10), " or UUID "+gpus[i].uuid)
+				return nil, secondGPU(name, &gpus[i])
 			}
 		}
 	}

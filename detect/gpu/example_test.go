@@ -12,11 +12,11 @@ import (
 // minors follow PCI order, gres.conf and cgroup.conf.
 type node map[string]string
 
-func (n node) ReadFile(name string) ([]byte, error) {
+func (n node) AppendFile(dst []byte, name string) ([]byte, error) {
 	if text, ok := n[name]; ok {
-		return []byte(text), nil
+		return append(dst, text...), nil
 	}
-	return nil, gpu.ErrNotExist
+	return dst, gpu.ErrNotExist
 }
 
 func (n node) ReadDir(name string) ([]string, error) {

@@ -12,12 +12,12 @@ type fakeFS struct {
 	devices map[string]Stat
 }
 
-func (f fakeFS) ReadFile(name string) ([]byte, error) {
+func (f fakeFS) AppendFile(dst []byte, name string) ([]byte, error) {
 	text, ok := f.files[name]
 	if !ok {
-		return nil, fmt.Errorf("open %s: %w", name, ErrNotExist)
+		return dst, fmt.Errorf("open %s: %w", name, ErrNotExist)
 	}
-	return []byte(text), nil
+	return append(dst, text...), nil
 }
 
 func (f fakeFS) ReadDir(name string) ([]string, error) {

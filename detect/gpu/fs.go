@@ -8,8 +8,10 @@ import (
 // FS is what [Find] reads of a node's file system. Names are absolute
 // ("/etc/slurm/gres.conf"), as the task would see them.
 type FS interface {
-	// ReadFile returns the contents of the named file.
-	ReadFile(name string) ([]byte, error)
+	// AppendFile appends the contents of the named file to dst and
+	// returns the extended buffer. Find reads every file into one
+	// buffer, which on the task path spares a fresh page per file.
+	AppendFile(dst []byte, name string) ([]byte, error)
 	// ReadDir returns the names of the entries of the named directory,
 	// "." and ".." excluded, in any order.
 	ReadDir(name string) ([]string, error)
@@ -63,6 +65,11 @@ func (e *pathError) Is(target error) bool {
 
 func (e *pathError) Unwrap() error { return e.errno }
 
+// wrap is err of the system call op on the file name, a *pathError when
+// it is an errno. Its own frame keeps the error off the callers' (the
+// task path's stack is 4 KB, cgo's TestTaskPathStack).
+//
+//go:noinline
 func wrap(op, name string, err error) error {
 	if errno, ok := err.(syscall.Errno); ok {
 		return &pathError{op: op, name: name, errno: errno}
@@ -70,58 +77,76 @@ func wrap(op, name string, err error) error {
 	return err
 }
 
-// maxFile bounds what ReadFile reads: gres.conf and the driver's files
+// maxFile bounds what AppendFile reads: gres.conf and the driver's files
 // are a few KiB, and a task's helper must not read a huge file.
 const maxFile = 1 << 20
 
-func (r rootFS) ReadFile(name string) ([]byte, error) {
+func (r rootFS) AppendFile(dst []byte, name string) ([]byte, error) {
 	path := string(r) + name
 	fd, err := open(path, syscall.O_RDONLY|syscall.O_CLOEXEC|syscall.O_NONBLOCK)
 	if err != nil {
-		return nil, wrap("open", path, err)
+		return dst, wrap("open", path, err)
 	}
 	defer syscall.Close(fd)
 	// O_NONBLOCK and this check keep a FIFO or device put in place of a
 	// configuration file from blocking or being read.
-	if err := regular(fd, path); err != nil {
-		return nil, err
+	size, err := regularSize(fd, path)
+	if err != nil {
+		return dst, err
 	}
-	// Files in /proc report size 0: read until EOF.
-	buf := make([]byte, 0, 4096)
+	if size > maxFile {
+		return dst, tooLarge(path)
+	}
+	// A file on disk says its size, and is read whole when that many
+	// bytes have come: one read(2), not two. Files in /proc say 0 and
+	// are read to the end.
+	start := len(dst)
+	if free := cap(dst) - start; free < int(size)+1 || free < 512 {
+		grown := make([]byte, start, start+max(int(size)+1, 4096))
+		copy(grown, dst)
+		dst = grown
+	}
 	for {
-		if len(buf) == cap(buf) {
-			if len(buf) >= maxFile {
-				return nil, errors.New(path + ": larger than 1 MiB")
+		if len(dst) == cap(dst) {
+			if len(dst)-start >= maxFile {
+				return dst[:start], tooLarge(path)
 			}
-			buf = append(buf, 0)[:len(buf)]
+			dst = append(dst, 0)[:len(dst)]
 		}
-		n, err := syscall.Read(fd, buf[len(buf):cap(buf)])
+		n, err := syscall.Read(fd, dst[len(dst):cap(dst)])
 		if err == syscall.EINTR {
 			continue
 		}
 		if err != nil {
-			return nil, wrap("read", path, err)
+			return dst[:start], wrap("read", path, err)
 		}
-		if n == 0 {
-			return buf, nil
+		dst = dst[:len(dst)+n]
+		if n == 0 || size > 0 && int64(len(dst)-start) == size {
+			return dst, nil
 		}
-		buf = buf[:len(buf)+n]
 	}
 }
 
-// regular returns an error unless fd is a regular file. Its own frame
-// holds the stat buffer, off the reading loop's.
+// tooLarge is AppendFile's error for a file over maxFile. Its own frame
+// holds the formatting, off the reading loop's (the task path's stack is
+// 4 KB, cgo's TestTaskPathStack).
 //
 //go:noinline
-func regular(fd int, path string) error {
+func tooLarge(path string) error { return errors.New(path + ": larger than 1 MiB") }
+
+// regularSize returns the size of fd, an error unless it is a regular
+// file. Its own frame holds the stat buffer, off the reading loop's.
+//
+//go:noinline
+func regularSize(fd int, path string) (int64, error) {
 	var st syscall.Stat_t
 	if err := syscall.Fstat(fd, &st); err != nil {
-		return wrap("fstat", path, err)
+		return 0, wrap("fstat", path, err)
 	}
 	if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
-		return errors.New(path + ": not a regular file")
+		return 0, errors.New(path + ": not a regular file")
 	}
-	return nil
+	return st.Size, nil
 }
 
 func (r rootFS) ReadDir(name string) ([]string, error) {

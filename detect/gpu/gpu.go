@@ -40,18 +40,20 @@ func Find(env environ.Env, fsys FS) ([]string, []libcarrier.Warning) {
 	if visible == "" && step == "" {
 		return nil, nil
 	}
-	// Three steps, each in a frame of its own: the task path runs on the
-	// 4 KB stack of a call from C (cgo's TestTaskPathStack), and one frame
-	// holding every step's temporaries would not fit.
-	var req request
-	var facts nodeFacts
+	// Three steps, each in a frame of its own, and their state on the
+	// heap, in the one allocation that also holds the buffer the files
+	// are read into: the task path runs on the 4 KB stack of a call from
+	// C (cgo's TestTaskPathStack).
+	sr := new(search)
+	req, facts := &sr.req, &sr.facts
+	facts.buf = sr.room[:0]
 	err := req.read(env, visible, step)
 	if err == nil {
 		err = facts.read(fsys, req.confDir, req.node)
 	}
 	var uuids []string
 	if err == nil {
-		uuids, err = answer(&req, &facts)
+		uuids, err = answer(req, facts)
 	}
 	if err == nil {
 		err = fits(uuids)
@@ -96,6 +98,13 @@ func Join(uuids []string) string {
 		b.WriteString(u)
 	}
 	return b.String()
+}
+
+// search is the state of one Find.
+type search struct {
+	req   request
+	facts nodeFacts
+	room  [4096]byte // facts.buf's first: gres.conf and a driver file fit
 }
 
 // request is what the task's environment says of its GPUs.
@@ -149,6 +158,7 @@ func (r *request) read(env environ.Env, visible, step string) error {
 
 // nodeFacts is what the node's files say of its GPUs.
 type nodeFacts struct {
+	buf     []byte       // every file is read into it in turn
 	local   bool         // cgroup.conf's ConstrainDevices: local indices
 	gpus    []driverGPU  // the driver's GPUs, PCI order
 	devices []*driverGPU // devices[i] is the GPU of GRES index i
@@ -161,14 +171,14 @@ func (f *nodeFacts) read(fsys FS, confDir, node string) error {
 	if _, err := fsys.Stat(confDir + "fake_gpus.conf"); !errors.Is(err, ErrNotExist) {
 		return errors.New(confDir + "fake_gpus.conf is present (or unreadable)")
 	}
-	conf, err := readGresConf(fsys, confDir+"gres.conf", node)
+	conf, err := f.readGresConf(fsys, confDir+"gres.conf", node)
 	if err != nil {
 		return err
 	}
-	if f.local, err = readConstrainDevices(fsys, confDir+"cgroup.conf"); err != nil {
+	if f.local, err = f.readConstrainDevices(fsys, confDir+"cgroup.conf"); err != nil {
 		return err
 	}
-	if f.gpus, err = readDriver(fsys); err != nil {
+	if f.gpus, err = f.readDriver(fsys); err != nil {
 		return err
 	}
 	f.devices, err = gresDevices(fsys, conf, f.gpus)
@@ -178,23 +188,24 @@ func (f *nodeFacts) read(fsys FS, confDir, node string) error {
 // readGresConf reads and parses gres.conf.
 //
 //go:noinline
-func readGresConf(fsys FS, name, node string) (gresConf, error) {
-	text, err := fsys.ReadFile(name)
-	if err != nil {
+func (f *nodeFacts) readGresConf(fsys FS, name, node string) (gresConf, error) {
+	var err error
+	if f.buf, err = fsys.AppendFile(f.buf[:0], name); err != nil {
 		return gresConf{}, err
 	}
-	return parseGresConf(text, node)
+	return parseGresConf(f.buf, node)
 }
 
 // readConstrainDevices reads cgroup.conf's ConstrainDevices; a node
 // without cgroup.conf has Slurm's default, no.
 //
 //go:noinline
-func readConstrainDevices(fsys FS, name string) (bool, error) {
-	text, err := fsys.ReadFile(name)
+func (f *nodeFacts) readConstrainDevices(fsys FS, name string) (bool, error) {
+	var err error
+	f.buf, err = fsys.AppendFile(f.buf[:0], name)
 	switch {
 	case err == nil:
-		return constrainDevices(text)
+		return constrainDevices(f.buf)
 	case errors.Is(err, ErrNotExist):
 		return false, nil
 	}

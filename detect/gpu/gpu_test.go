@@ -245,9 +245,9 @@ func TestFind(t *testing.T) {
 // noFS fails the test on any read: a task without GPUs reads nothing.
 type noFS struct{ t *testing.T }
 
-func (f noFS) ReadFile(name string) ([]byte, error) {
-	f.t.Errorf("ReadFile(%s)", name)
-	return nil, ErrNotExist
+func (f noFS) AppendFile(dst []byte, name string) ([]byte, error) {
+	f.t.Errorf("AppendFile(%s)", name)
+	return dst, ErrNotExist
 }
 func (f noFS) ReadDir(name string) ([]string, error) {
 	f.t.Errorf("ReadDir(%s)", name)

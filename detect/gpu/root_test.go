@@ -9,22 +9,22 @@ import (
 	"testing"
 )
 
-func TestRootReadFile(t *testing.T) {
+func TestRootAppendFile(t *testing.T) {
 	root := Root("testdata/node/")
-	got, err := root.ReadFile("/etc/slurm/gres.conf")
-	if err != nil || string(got) != "Name=gpu File=/dev/nvidia0\n" {
-		t.Errorf("ReadFile = %q, %v", got, err)
+	got, err := root.AppendFile([]byte("kept:"), "/etc/slurm/gres.conf")
+	if err != nil || string(got) != "kept:Name=gpu File=/dev/nvidia0\n" {
+		t.Errorf("AppendFile = %q, %v", got, err)
 	}
-	if _, err := root.ReadFile("/etc/slurm/cgroup.conf"); !errors.Is(err, ErrNotExist) {
-		t.Errorf("ReadFile of a missing file: %v, want ErrNotExist", err)
+	if got, err := root.AppendFile([]byte("kept"), "/etc/slurm/cgroup.conf"); !errors.Is(err, ErrNotExist) || string(got) != "kept" {
+		t.Errorf("AppendFile of a missing file: %q, %v, want the buffer as it was and ErrNotExist", got, err)
 	}
-	if _, err := root.ReadFile("/etc/slurm"); err == nil || errors.Is(err, ErrNotExist) {
-		t.Errorf("ReadFile of a directory: %v, want an error that is not ErrNotExist", err)
+	if _, err := root.AppendFile(nil, "/etc/slurm"); err == nil || errors.Is(err, ErrNotExist) {
+		t.Errorf("AppendFile of a directory: %v, want an error that is not ErrNotExist", err)
 	}
 	// A file larger than the buffer's first size, from /proc (size 0).
-	self, err := Root("/").ReadFile("/proc/self/maps")
-	if err != nil || len(self) == 0 {
-		t.Errorf("ReadFile(/proc/self/maps) = %d bytes, %v", len(self), err)
+	self, err := Root("/").AppendFile(make([]byte, 0, 16), "/proc/self/maps")
+	if err != nil || len(self) < 1000 {
+		t.Errorf("AppendFile(/proc/self/maps) = %d bytes, %v", len(self), err)
 	}
 	big := filepath.Join(t.TempDir(), "big")
 	want := make([]byte, 10000)
@@ -34,8 +34,11 @@ func TestRootReadFile(t *testing.T) {
 	if err := os.WriteFile(big, want, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := Root("/").ReadFile(big); err != nil || string(got) != string(want) {
-		t.Errorf("ReadFile of 10000 bytes: %d bytes, %v", len(got), err)
+	// Into a buffer too small, and into one with room to spare.
+	for _, dst := range [][]byte{[]byte("x"), make([]byte, 1, 20000)} {
+		if got, err := Root("/").AppendFile(dst, big); err != nil || string(got) != string(dst[:1])+string(want) {
+			t.Errorf("AppendFile of 10000 bytes after %d: %d bytes, %v", len(dst), len(got), err)
+		}
 	}
 }
 

@@ -26,17 +26,18 @@ func Sum(data []byte) [Size]byte {
 	}
 	// The tail, a 0x80 byte, zeros, and the length in bits: one or two
 	// more blocks.
-	var last [2 * blockSize]byte
+	// One block's buffer, used twice when the length does not fit after
+	// the tail: the job UUID's digest is on the task path, whose stack is
+	// 4 KB (cgo's TestTaskPathStack).
+	var last [blockSize]byte
 	copy(last[:], data)
 	last[len(data)] = 0x80
-	end := blockSize
 	if len(data) >= blockSize-8 {
-		end = 2 * blockSize
+		block(&h, last[:])
+		last = [blockSize]byte{}
 	}
-	putUint64(last[end-8:end], uint64(n)<<3)
-	for i := 0; i < end; i += blockSize {
-		block(&h, last[i:i+blockSize])
-	}
+	putUint64(last[blockSize-8:], uint64(n)<<3)
+	block(&h, last[:])
 	var sum [Size]byte
 	for i, v := range h {
 		sum[4*i], sum[4*i+1], sum[4*i+2], sum[4*i+3] = byte(v>>24), byte(v>>16), byte(v>>8), byte(v)

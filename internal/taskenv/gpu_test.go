@@ -16,11 +16,11 @@ import (
 // cover the detection; these cover where its keys are written).
 type gpuNode map[string]string
 
-func (n gpuNode) ReadFile(name string) ([]byte, error) {
+func (n gpuNode) AppendFile(dst []byte, name string) ([]byte, error) {
 	if text, ok := n[name]; ok {
-		return []byte(text), nil
+		return append(dst, text...), nil
 	}
-	return nil, gpu.ErrNotExist
+	return dst, gpu.ErrNotExist
 }
 
 func (n gpuNode) ReadDir(name string) ([]string, error) {
@@ -63,34 +63,37 @@ func TestGPUKeys(t *testing.T) {
 	tests := []struct {
 		name    string
 		env     []string
+		fs      gpu.FS // the node's files, nil for none
 		opts    taskenv.Options
 		want    map[string]string // the GPU keys and user.team of the result
 		debug   string            // what the one debug note says, if any
 		changed bool
 	}{
-		{name: "a step task given both GPUs", env: step(given("0,1", "0,1", "2")...), opts: taskenv.Options{GPUs: twoGPUs},
+		{name: "a step task given both GPUs", env: step(given("0,1", "0,1", "2")...), fs: twoGPUs,
 			want: map[string]string{"nv.gpu.count": "2", "nv.gpu.uuids": uuid0 + "," + uuid1}, changed: true},
-		{name: "a step task given the second GPU", env: step(given("0", "1", "1")...), opts: taskenv.Options{GPUs: twoGPUs},
+		{name: "a step task given the second GPU", env: step(given("0", "1", "1")...), fs: twoGPUs,
 			want: map[string]string{"nv.gpu.count": "1", "nv.gpu.uuids": uuid1}, changed: true},
-		{name: "another task's GPUs replaced", env: step(append(given("0", "0", "1"), stale)...), opts: taskenv.Options{GPUs: twoGPUs},
+		{name: "another task's GPUs replaced", env: step(append(given("0", "0", "1"), stale)...), fs: twoGPUs,
 			want: map[string]string{"nv.gpu.count": "1", "nv.gpu.uuids": uuid0, "user.team": "ml"}, changed: true},
-		{name: "a bound task: nothing, the stale keys removed", env: step(append(given("0", "0", "2"), stale)...), opts: taskenv.Options{GPUs: twoGPUs},
+		{name: "a bound task: nothing, the stale keys removed", env: step(append(given("0", "0", "2"), stale)...), fs: twoGPUs,
 			want: map[string]string{"user.team": "ml"}, debug: "under ConstrainDevices the task has 1 of its step's 2 GPUs", changed: true},
-		{name: "a step task without GPUs: the stale keys removed", env: step(stale), opts: taskenv.Options{GPUs: twoGPUs},
+		{name: "a step task without GPUs: the stale keys removed", env: step(stale), fs: twoGPUs,
 			want: map[string]string{"user.team": "ml"}, changed: true},
 		{name: "no file system: none written, the stale keys removed", env: step(append(given("0", "0", "1"), stale)...),
 			want: map[string]string{"user.team": "ml"}, changed: true},
-		{name: "the batch script: none, the stale keys removed", env: batch(append(given("0,1", "", "2"), stale)...), opts: taskenv.Options{GPUs: twoGPUs},
+		{name: "the batch script: none, the stale keys removed", env: batch(append(given("0,1", "", "2"), stale)...), fs: twoGPUs,
 			want: map[string]string{"user.team": "ml"}, changed: true},
-		{name: "the batch script, even with a step's variables", env: batch(given("0,1", "0,1", "2")...), opts: taskenv.Options{GPUs: twoGPUs, Stage: taskenv.StageBatch},
+		{name: "the batch script, even with a step's variables", env: batch(given("0,1", "0,1", "2")...), fs: twoGPUs, opts: taskenv.Options{Stage: taskenv.StageBatch},
 			want: map[string]string{}, changed: true},
 		{name: "excluded: the user's own kept", env: step(append(given("0", "0", "1"), stale)...),
-			opts: taskenv.Options{GPUs: twoGPUs, Exclude: []string{"nv.gpu.uuids", "nv.gpu.count"}},
+			fs: twoGPUs, opts: taskenv.Options{Exclude: []string{"nv.gpu.uuids", "nv.gpu.count"}},
 			want: map[string]string{"nv.gpu.count": "2", "nv.gpu.uuids": "GPU-stale,GPU-other", "user.team": "ml"}, changed: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res := taskenv.Compute(tt.env, tt.opts)
+			opts := tt.opts
+			opts.GPUs = taskenv.FindGPUs(tt.env, tt.fs)
+			res := taskenv.Compute(tt.env, opts)
 			assert.Equal(t, res.Changed, tt.changed)
 			got := map[string]string{}
 			for k, v := range decode(t, res.Value) {
@@ -117,15 +120,15 @@ func TestGPUKeys(t *testing.T) {
 	}
 }
 
-// BenchmarkComputeGPUs is BenchmarkCompute for a step task given two GPUs
-// of a node held in memory (the node's file reads come on top, see
+// BenchmarkComputeGPUs is FindGPUs and Compute for a step task given two
+// GPUs of a node held in memory (the node's file reads come on top, see
 // package gpu's BenchmarkFind and make bench).
 func BenchmarkComputeGPUs(b *testing.B) {
 	// The variables given come first, so they win over the task's own.
 	env := append(given("0,1", "0,1", "2"), slurmtest.TaskEnvWithCarrier(b)...)
 	b.ReportAllocs()
 	for b.Loop() {
-		res := taskenv.Compute(env, taskenv.Options{MaxEnvBytes: 2 << 20, GPUs: twoGPUs})
+		res := taskenv.Compute(env, taskenv.Options{MaxEnvBytes: 2 << 20, GPUs: taskenv.FindGPUs(env, twoGPUs)})
 		if !strings.Contains(res.Value, "nv.gpu.uuids=") {
 			b.Fatalf("no GPU keys: %q %v", res.Value, res.Debug)
 		}

@@ -65,11 +65,10 @@ type Options struct {
 	// nv.dl.local_rank) in a step's tasks: the plugin's --otel-rank and
 	// rank=on. Without it they are the user's own keys.
 	Ranks bool
-	// GPUs is the node's file system in which a step's task finds the
-	// GPUs it was given (nv.gpu.uuids and nv.gpu.count, package gpu):
-	// gpu.Root("/") in the plugin. Nil finds none. Either way an
-	// inherited GPU key is never kept: it names another task's GPUs.
-	GPUs gpu.FS
+	// GPUs are the GPUs FindGPUs found for the task (nv.gpu.uuids and
+	// nv.gpu.count); nil names none. Either way an inherited GPU key is
+	// never kept: it names another task's GPUs.
+	GPUs *GPUs
 }
 
 // budget is the execve budget opts give, 0 for no total check.
@@ -137,6 +136,14 @@ type scratch struct {
 	out       [inheritedRoom + numKeys]libcarrier.KeyValue
 	// text holds the decoded inherited values and then the result.
 	text [textRoom]byte
+	// state is what each step of compute hands the next.
+	state struct {
+		text                     libcarrier.Buffer // writes into text
+		oldValue                 string            // the inherited carrier
+		oldSet, repair           bool              // set; repaired
+		inherited, detected      []libcarrier.KeyValue
+		dropped, warnings, debug []libcarrier.Warning
+	}
 }
 
 // numKeys is how many keys Compute writes at most: the Slurm detector's
@@ -173,36 +180,59 @@ func newScratch() *scratch { return new(scratch) }
 // The variable is left alone when nothing would change (outside Slurm,
 // always) and when the result would not fit execve.
 func Compute(env []string, opts Options) Result {
-	// The GPUs are found first, from this small frame: below compute's,
-	// their path would not fit the 4 KB stack of a call from C (cgo's
-	// TestTaskPathStack). Only a task that names GPUs pays for it.
-	return compute(env, &opts, findGPUs(env, opts.GPUs))
+	return compute(env, &opts)
 }
 
-// gpuResult is what gpu.Find answered for a task.
-type gpuResult struct {
+// GPUs are the GPUs of one task, as FindGPUs found them.
+type GPUs struct {
 	uuids []string
 	debug []libcarrier.Warning
 }
 
-// findGPUs is gpu.Find for the task whose environment is env, nil when
-// there is no file system or the task names no GPUs.
+// FindGPUs finds the GPUs Slurm gave the task whose environment is env, on
+// the node whose files fsys reads (gpu.Root("/") in the plugin), for
+// Options.GPUs. It returns nil, having read no file, when the task names
+// no GPUs; otherwise what package gpu found, or why it found none.
+//
+// It is a step of its own, before Compute: the plugin calls it from a
+// shallow frame, so that the search's system calls fit the 4 KB stack of
+// a call from C (cgo's TestTaskPathStack) and the stack never grows,
+// which in a new process costs more than the search.
 //
 //go:noinline
-func findGPUs(env []string, fsys gpu.FS) *gpuResult {
+func FindGPUs(env []string, fsys gpu.FS) *GPUs {
 	if fsys == nil || !namesGPUs(env) {
 		return nil
 	}
 	uuids, debug := gpu.Find(listEnv(env), fsys)
-	return &gpuResult{uuids, debug}
+	return &GPUs{uuids, debug}
 }
 
-// compute is Compute, with the task's GPUs found.
-func compute(env []string, opts *Options, gpus *gpuResult) Result {
+// compute is Compute, with the options by reference. Its three steps
+// keep what they hand on in the scratch, not in a frame of compute's: the
+// task path's deepest call (the job UUID's digest, below detect) must fit
+// the 4 KB stack of a call from C (cgo's TestTaskPathStack).
+func compute(env []string, opts *Options) Result {
 	sc := newScratch()
-	// Only the variables the Slurm detector reads are looked at, in one
-	// pass over env: no map of the whole environment is built.
-	vars := &sc.task.Vars
+	sc.read(env, opts)
+	st := &sc.state
+	if !sc.detect(opts) {
+		// Outside Slurm there is no identity to write, so no reason to
+		// touch the user's carrier, malformed or not. An inherited Slurm
+		// key still makes it Slurm's: a task's key, which the detector
+		// never confirms outside a step, is removed.
+		return Result{Warnings: st.warnings, Debug: st.debug}
+	}
+	return sc.write(env, opts)
+}
+
+// read takes the variables the Slurm detector reads from env, in one pass
+// (no map of the whole environment is built), and parses the inherited
+// carrier, repaired.
+//
+//go:noinline
+func (sc *scratch) read(env []string, opts *Options) {
+	vars, st := &sc.task.Vars, &sc.state
 	vars.ReadList(env)
 	sc.task.Ranks = opts.Ranks
 	switch {
@@ -213,41 +243,47 @@ func compute(env []string, opts *Options, gpus *gpuResult) Result {
 	case opts.Stage == StageTask:
 		vars.SetInStep(true)
 	}
-	inheritedText, inheritedSet := vars.Lookup(libcarrier.EnvVar)
-	var text libcarrier.Buffer
-	text.Use(sc.text[:0])
-	inherited, dropped := text.AppendParse(sc.inherited[:0], inheritedText)
+	st.oldValue, st.oldSet = vars.Lookup(libcarrier.EnvVar)
+	st.text.Use(sc.text[:0])
+	inherited, dropped := st.text.AppendParse(sc.inherited[:0], st.oldValue)
 	inherited, repaired := libcarrier.Repair(inherited)
-	dropped = append(dropped, repaired...)
-	repair := len(dropped) > 0
+	st.inherited, st.dropped = inherited, append(dropped, repaired...)
+	st.repair = len(st.dropped) > 0
+}
 
-	detected, warnings := sc.task.AppendStrings(sc.detected[:0], inherited)
+// detect finds the keys to write, the Slurm detector's and the GPU keys,
+// and reports whether the carrier is Slurm's to write: something was
+// detected, or an inherited key is one Compute manages.
+//
+//go:noinline
+func (sc *scratch) detect(opts *Options) bool {
+	st := &sc.state
+	st.detected, st.warnings = sc.task.AppendStrings(sc.detected[:0], st.inherited)
 	// The GPU keys are a step task's own (docs/spec.md, section 3).
 	// Outside a step the task's GPUs are not asked for: no note either.
-	var debug []libcarrier.Warning
-	if gpus != nil && vars.InStep() {
-		debug = gpus.debug
-		detected = appendGPUs(detected, gpus.uuids)
+	if gpus := opts.GPUs; gpus != nil && sc.task.Vars.InStep() {
+		st.debug = gpus.debug
+		st.detected = appendGPUs(st.detected, gpus.uuids)
 	}
-	if len(detected) == 0 && !slices.ContainsFunc(inherited, func(kv libcarrier.KeyValue) bool { return manages(&sc.task, kv.Key) }) {
-		// Outside Slurm there is no identity to write, so no reason to
-		// touch the user's carrier, malformed or not. An inherited Slurm
-		// key still makes it Slurm's: a task's key, which the detector
-		// never confirms outside a step, is removed.
-		return Result{Warnings: warnings, Debug: debug}
-	}
-	detected, unwritable := libcarrier.Repair(detected)
-	dropped = append(dropped, unwritable...)
+	return len(st.detected) > 0 || slices.ContainsFunc(st.inherited, func(kv libcarrier.KeyValue) bool { return manages(&sc.task, kv.Key) })
+}
 
-	out, changed := merge(sc.out[:0], inherited, detected, opts.Exclude, &sc.task)
-	if !changed && !repair {
-		return Result{Warnings: warnings, Dropped: dropped, Debug: debug}
+// write merges the detected keys into the inherited carrier and formats
+// the result.
+//
+//go:noinline
+func (sc *scratch) write(env []string, opts *Options) Result {
+	st := &sc.state
+	detected, unwritable := libcarrier.Repair(st.detected)
+	dropped := append(st.dropped, unwritable...)
+	out, changed := merge(sc.out[:0], st.inherited, detected, opts.Exclude, &sc.task)
+	if !changed && !st.repair {
+		return Result{Warnings: st.warnings, Dropped: dropped, Debug: st.debug}
 	}
-
 	// Inherited and Slurm entries are repaired, so nothing is dropped here;
 	// the warnings are about long values, which are written.
-	value, formatWarnings := text.FormatList(out)
-	return outcome(env, inheritedText, inheritedSet, value, opts.budget(), append(warnings, formatWarnings...), dropped, debug)
+	value, formatWarnings := st.text.FormatList(out)
+	return outcome(env, st.oldValue, st.oldSet, value, opts.budget(), append(st.warnings, formatWarnings...), dropped, st.debug)
 }
 
 // manages reports whether key is one of the keys Compute writes for task,

@@ -195,7 +195,7 @@ func TestRealLibrary(t *testing.T) {
 				return run(nil, "taskset", "-c", fmt.Sprintf("0-%d", ncpu-1), l.harness,
 					"--lib", l.lib(t, "real"), "--env-file", l.jobEnv(t), "--task-index", "1")
 			},
-			want: []string{`msg debug spank-otel: go runtime: GOMAXPROCS=1 threads<=[0-9]+ gc=off$`, `^state=same$`},
+			want: []string{`msg debug spank-otel: go runtime: GOMAXPROCS=1 threads<=[0-9]+ gc=off stack=kept$`, `^state=same$`},
 			then: []followUp{{"real: the helper's debug line times the load and the call", expectAlso(0,
 				`msg debug spank-otel: helper: placed in [0-9]+ us, library loaded and started in [1-9][0-9]* us, call [0-9]+ us$`)}}},
 	})
