@@ -136,6 +136,8 @@ type scratch struct {
 	out       [inheritedRoom + numKeys]libcarrier.KeyValue
 	// text holds the decoded inherited values and then the result.
 	text [textRoom]byte
+	// result is compute's.
+	result Result
 	// state is what each step of compute hands the next.
 	state struct {
 		text                     libcarrier.Buffer // writes into text
@@ -180,7 +182,7 @@ func newScratch() *scratch { return new(scratch) }
 // The variable is left alone when nothing would change (outside Slurm,
 // always) and when the result would not fit execve.
 func Compute(env []string, opts Options) Result {
-	return compute(env, &opts)
+	return *compute(env, &opts)
 }
 
 // GPUs are the GPUs of one task, as FindGPUs found them.
@@ -208,22 +210,24 @@ func FindGPUs(env []string, fsys gpu.FS) *GPUs {
 	return &GPUs{uuids, debug}
 }
 
-// compute is Compute, with the options by reference. Its three steps
-// keep what they hand on in the scratch, not in a frame of compute's: the
-// task path's deepest call (the job UUID's digest, below detect) must fit
-// the 4 KB stack of a call from C (cgo's TestTaskPathStack).
-func compute(env []string, opts *Options) Result {
+// compute is Compute, with the options and the result by reference. Its
+// three steps keep what they hand on in the scratch, and the result too,
+// not in a frame of compute's: the task path's deepest call (the job
+// UUID's digest, below detect) must fit the 4 KB stack of a call from C
+// (cgo's TestTaskPathStack).
+func compute(env []string, opts *Options) *Result {
 	sc := newScratch()
 	sc.read(env, opts)
-	st := &sc.state
-	if !sc.detect(opts) {
+	if sc.detect(opts) {
+		sc.write(env, opts)
+	} else {
 		// Outside Slurm there is no identity to write, so no reason to
 		// touch the user's carrier, malformed or not. An inherited Slurm
 		// key still makes it Slurm's: a task's key, which the detector
 		// never confirms outside a step, is removed.
-		return Result{Warnings: st.warnings, Debug: st.debug}
+		sc.result = Result{Warnings: sc.state.warnings, Debug: sc.state.debug}
 	}
-	return sc.write(env, opts)
+	return &sc.result
 }
 
 // read takes the variables the Slurm detector reads from env, in one pass
@@ -268,22 +272,23 @@ func (sc *scratch) detect(opts *Options) bool {
 	return len(st.detected) > 0 || slices.ContainsFunc(st.inherited, func(kv libcarrier.KeyValue) bool { return manages(&sc.task, kv.Key) })
 }
 
-// write merges the detected keys into the inherited carrier and formats
-// the result.
+// write merges the detected keys into the inherited carrier, formats the
+// result and sets sc.result.
 //
 //go:noinline
-func (sc *scratch) write(env []string, opts *Options) Result {
+func (sc *scratch) write(env []string, opts *Options) {
 	st := &sc.state
 	detected, unwritable := libcarrier.Repair(st.detected)
 	dropped := append(st.dropped, unwritable...)
 	out, changed := merge(sc.out[:0], st.inherited, detected, opts.Exclude, &sc.task)
 	if !changed && !st.repair {
-		return Result{Warnings: st.warnings, Dropped: dropped, Debug: st.debug}
+		sc.result = Result{Warnings: st.warnings, Dropped: dropped, Debug: st.debug}
+		return
 	}
 	// Inherited and Slurm entries are repaired, so nothing is dropped here;
 	// the warnings are about long values, which are written.
 	value, formatWarnings := st.text.FormatList(out)
-	return outcome(env, st.oldValue, st.oldSet, value, opts.budget(), append(st.warnings, formatWarnings...), dropped, st.debug)
+	sc.result = outcome(env, st.oldValue, st.oldSet, value, opts.budget(), append(st.warnings, formatWarnings...), dropped, st.debug)
 }
 
 // manages reports whether key is one of the keys Compute writes for task,
