@@ -235,8 +235,10 @@ fi
 # Section 1 on compute node c1 of the site cluster, which has four fake
 # GPUs (gres.conf, device nodes, the driver's tree; see entrypoint.sh), for
 # a task that Slurm gave two of them: the whole search of package gpu, on
-# the files a real node has. The task's environment is a real one, from
-# srun with the plugin off, plus the 25-key carrier of section 1.
+# the files a real node has. The task's environment is a real one: a step
+# of a batch job, with the plugin off for that step only, so that it holds
+# what the batch script inherited from the plugin, as a task of a training
+# job's srun does.
 gpu_ratio=- gpu_noise=-
 if want 1g; then
 node_rounds=$(( ${BENCH_NODE_FORKS:-1200} / batch ))
@@ -244,10 +246,11 @@ say "1g. per-task cost on node c1 of the Slurm $slurm cluster (4 fake GPUs), a t
 test/slurm-docker/cluster up --slurm "$slurm" >/dev/null
 on_c1() { test/slurm-docker/cluster exec --slurm "$slurm" --node c1 --root -- "$@"; }
 stage=$(mktemp -d)
-test/slurm-docker/cluster exec --slurm "$slurm" -- srun --otel-attrs=off --gres=gpu:2 --mem=64M -w c1 env |
-	grep -v "^OTEL_RESOURCE_ATTRIBUTES=" > "$stage/env.gpu" || true
-grep -q '^SLURM_STEP_GPUS=' "$stage/env.gpu" || { echo "bench: the GPU task's environment names no GPUs" >&2; exit 1; }
-printf 'OTEL_RESOURCE_ATTRIBUTES=%s\n' "$(cat detect/slurm/testdata/carrier-25.txt)" >> "$stage/env.gpu"
+test/slurm-docker/cluster exec --slurm "$slurm" -- bash -c 'cd /shared && rm -f bench-task.env &&
+	sbatch --wait --quiet -N1 -w c1 --gres=gpu:2 --mem=128M -o /dev/null \
+		--wrap "srun --otel-attrs=off --mem=64M env > /shared/bench-task.env" && cat bench-task.env' > "$stage/env.gpu" || true
+grep -q '^SLURM_STEP_GPUS=' "$stage/env.gpu" && grep -q '^OTEL_RESOURCE_ATTRIBUTES=.*slurm.job.id=' "$stage/env.gpu" ||
+	{ echo "bench: the batch job's task names no GPUs or has no carrier from the batch script" >&2; exit 1; }
 grep -v -E '^(CUDA_VISIBLE_DEVICES|SLURM_STEP_GPUS|GPU_DEVICE_ORDINAL|SLURM_GPUS_ON_NODE)=' "$stage/env.gpu" > "$stage/env.none"
 node_names=(ours loadonly emptygo emptygo2)
 for name in "${node_names[@]}"; do
@@ -258,7 +261,7 @@ cp "$harness" test/bench/interleave.sh "$stage/"
 dir=/var/cache/spank-otel-bench
 tar -C "$stage" -c --owner=0 --group=0 . | on_c1 sh -c "rm -rf $dir && install -d -m 0755 $dir && tar -x -o -C $dir"
 rm -rf "$stage"
-show "cluster exec --node c1 -- interleave.sh spank-otel-harness DIR <c1's env of srun --gres=gpu:2 + 25-key carrier> $node_rounds $batch $copies ${node_names[*]}"
+show "cluster exec --node c1 -- interleave.sh spank-otel-harness DIR <env of srun in sbatch --gres=gpu:2 on c1> $node_rounds $batch $copies ${node_names[*]}"
 on_c1 "$dir/interleave.sh" "$dir/spank-otel-harness" "$dir" "$dir/env.gpu" "$node_rounds" "$batch" "$copies" "${node_names[@]}" > "$tmp/node"
 printf '%-10s %8s %8s %8s %8s\n' library p50_us p90_us p99_us p99.9_us
 for name in "${node_names[@]}"; do
