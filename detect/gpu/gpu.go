@@ -104,7 +104,7 @@ func Join(uuids []string) string {
 type search struct {
 	req   request
 	facts nodeFacts
-	room  [4096]byte // facts.buf's first: gres.conf and a driver file fit
+	room  [1024]byte // facts.buf's first: a driver file and a short gres.conf fit
 }
 
 // request is what the task's environment says of its GPUs.

@@ -130,14 +130,9 @@ type Result struct {
 // The lists grow on the heap by append past this room: a hostile carrier
 // with thousands of entries costs only its own allocations.
 type scratch struct {
-	task      slurm.Task
-	detected  [numKeys]libcarrier.KeyValue
-	inherited [inheritedRoom]libcarrier.KeyValue
-	out       [inheritedRoom + numKeys]libcarrier.KeyValue
-	// text holds the decoded inherited values and then the result.
-	text [textRoom]byte
-	// result is compute's.
-	result Result
+	// The small fields first, on a page written anyway: after text they
+	// would take a page of their own, a fault in a new process.
+	result Result // compute's
 	// state is what each step of compute hands the next.
 	state struct {
 		text                     libcarrier.Buffer // writes into text
@@ -146,6 +141,12 @@ type scratch struct {
 		inherited, detected      []libcarrier.KeyValue
 		dropped, warnings, debug []libcarrier.Warning
 	}
+	task      slurm.Task
+	detected  [numKeys]libcarrier.KeyValue
+	inherited [inheritedRoom]libcarrier.KeyValue
+	out       [inheritedRoom + numKeys]libcarrier.KeyValue
+	// text holds the decoded inherited values and then the result.
+	text [textRoom]byte
 }
 
 // numKeys is how many keys Compute writes at most: the Slurm detector's
