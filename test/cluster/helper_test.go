@@ -125,7 +125,7 @@ EOF`, tag))
 }
 
 // goRuntimeLine matches the library's own report from inside Go.
-var goRuntimeLine = regexp.MustCompile(`go runtime: GOMAXPROCS=(\d+) threads<=(\d+) gc=(\w+)`)
+var goRuntimeLine = regexp.MustCompile(`go runtime: GOMAXPROCS=(\d+) threads<=(\d+) gc=(\w+) stack=(\w+)`)
 
 func TestGoRuntimeInHelper(t *testing.T) {
 	withStack(t, map[string]string{"zz-probe.conf": "required " + probeSo + " role=probe name=AFTER"})
@@ -145,6 +145,11 @@ func TestGoRuntimeInHelper(t *testing.T) {
 			}
 			if n, _ := strconv.Atoi(m[2]); n > 8 {
 				t.Errorf("the helper's Go runtime runs up to %d threads: %s", n, l)
+			}
+			// The call fitted the 4 KB stack of a call from C on a real
+			// node (cgo's TestTaskPathStack measures it off the node).
+			if m[4] != "kept" {
+				t.Errorf("the helper's call outgrew its 4 KB stack: %s", l)
 			}
 		}
 	}
