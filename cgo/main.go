@@ -69,7 +69,7 @@ func taskEnv(req *C.struct_so_task_request, node gpu.FS, value **C.char, log **C
 	var mark byte
 	before := uintptr(unsafe.Pointer(&mark))
 	var out outcome
-	out.findGPUs(req, node)
+	out.read(req, node)
 	if out.failure == "" {
 		out.compute()
 	}
@@ -91,17 +91,17 @@ type outcome struct {
 	failure string // empty unless a step panicked
 }
 
-// findGPUs reads the request: the task's environment and the options,
-// with the task's GPUs found on the node whose files node reads.
+// read reads the request: the task's environment and the options, with
+// the task's GPUs found on the node whose files node reads.
 //
 //go:noinline
-func (out *outcome) findGPUs(req *C.struct_so_task_request, node gpu.FS) {
+func (out *outcome) read(req *C.struct_so_task_request, node gpu.FS) {
 	defer recoverInto(&out.res, &out.failure)
 	out.env = cStrings(req.envp)
 	setOptions(&out.opts, req, taskenv.FindGPUs(out.env, node))
 }
 
-// compute runs taskenv.Compute on what findGPUs read.
+// compute runs taskenv.Compute on the request as read took it.
 //
 //go:noinline
 func (out *outcome) compute() {
