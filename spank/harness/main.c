@@ -11,7 +11,8 @@
  * helper_main.c as the plugin are compiled in.
  *
  *   spank-otel-harness --lib PATH [options]      one task, report on stdout
- *   spank-otel-harness --bench N --lib PATH      N tasks, nanoseconds each
+ *   spank-otel-harness --bench N --lib PATH      N tasks, nanoseconds and
+ *                                                page faults each
  *   spank-otel-harness --cgroup-check DIR --pid N [--join]
  *                                                the cgroup code on a fake
  *                                                tree, no process, no root
@@ -973,10 +974,12 @@ static void usage(FILE *f)
 "                        NOFILE) first; sizes take K/M/G or 'unlimited'\n"
 "                        (repeatable)\n"
 "  --bench N             run N tasks one after another (fork, helper fork,\n"
-"                        load, call, reap); print nanoseconds per task,\n"
-"                        one per line; errors (why a library is refused,\n"
-"                        why a task got no value) go to stderr. Implies\n"
-"                        --no-abi-check so an empty library can be timed.\n"
+"                        load, call, reap); print per task, one per line,\n"
+"                        the nanoseconds and the minor page faults of the\n"
+"                        task and its helper; errors (why a library is\n"
+"                        refused, why a task got no value) go to stderr.\n"
+"                        Implies --no-abi-check so an empty library can be\n"
+"                        timed.\n"
 "  --cgroup-check DIR --pid N [--join] [--as-user UID]\n"
 "                        no task: find the cgroups of DIR/task.cgroup in\n"
 "                        the fake tree DIR/root (or where DIR/mountinfo\n"
@@ -1233,8 +1236,13 @@ int main(int argc, char **argv)
 
 		for (i = 0; i < c.bench; i++) {
 			long long t0 = now_ns(), t1;
+			struct rusage before, after;
 
 			fflush(stdout);
+			/* The task reaps its helper, so the task's figure once
+			 * reaped is both processes': page faults are a steady
+			 * measure of memory touched where time is noisy. */
+			getrusage(RUSAGE_CHILDREN, &before);
 			pid = fork();
 			if (pid < 0)
 				die("fork: %s", strerror(errno));
@@ -1242,9 +1250,10 @@ int main(int argc, char **argv)
 				_exit(run_task(&c, &lib, env, 1));
 			rc = wait_child(pid, 1);
 			t1 = now_ns();
+			getrusage(RUSAGE_CHILDREN, &after);
 			if (rc)
 				failed++;
-			printf("%lld\n", t1 - t0);
+			printf("%lld %ld\n", t1 - t0, after.ru_minflt - before.ru_minflt);
 		}
 		if (failed)
 			fprintf(stderr,

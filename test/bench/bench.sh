@@ -54,6 +54,16 @@ quantiles() {
 percentiles() { quantiles 1000 0.5 0.9 0.99 0.999 < "$1"; }
 median() { quantiles 1 0.5; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a / b }'; }
+# faults FILE NAME...: the median page faults per task of each library in
+# FILE (interleave.sh's lines: name, nanoseconds, page faults), a steady
+# measure of the memory a task and its helper touch where time is noisy.
+faults() {
+	local file=$1 name out=; shift
+	for name in "$@"; do
+		out+="${out:+, }$name $(awk -v n="$name" '$1 == n { print $3 }' "$file" | median)"
+	done
+	printf 'page faults per task (the task and its helper), medians: %s\n' "$out"
+}
 # The libraries sections 1 and 1g time.
 declare -A src=(
 	[ours]=$build/libspankotel.so
@@ -114,6 +124,7 @@ noise=$(ratio "$p50_emptygo2" "$p50_emptygo")
 printf "noise of this run: emptygo'/emptygo at p50 %s (the same library; 1.000 would be none)\n" "$noise"
 printf 'of that: loading ours, its call skipped, loadonly/emptygo %s; the call, ours/loadonly %s (%+d us)\n' \
 	"$(ratio "$p50_loadonly" "$p50_emptygo")" "$(ratio "$p50_ours" "$p50_loadonly")" "$(( p50_ours - p50_loadonly ))"
+faults "$tmp/times" ours loadonly emptygo plainc
 
 # The helper times its stages itself and says so in a debug line: moving
 # into the task's cgroups, CPU and process group and dropping privileges,
@@ -274,6 +285,7 @@ gpu_ratio=$(ratio "$node_ours" "$node_emptygo")
 gpu_noise=$(ratio "$node_emptygo2" "$node_emptygo")
 printf "ratios at p50 on c1: ours/emptygo %s (noise emptygo'/emptygo %s); loadonly/emptygo %s\n" \
 	"$gpu_ratio" "$gpu_noise" "$(ratio "$node_loadonly" "$node_emptygo")"
+faults "$tmp/node" ours loadonly emptygo
 # The call alone, from the helper's debug line: the task given GPUs, and
 # the same task without its GPU variables.
 show "cluster exec --node c1 -- spank-otel-harness --lib ours --env-file ENV   (×$stage_runs each, interleaved; the helper's debug line)"

@@ -3,9 +3,9 @@
 #
 # Times the per-task path of each library DIR/NAME.C.so (C from 0 to
 # COPIES-1) with the harness, BATCH tasks in a row, for ROUNDS rounds, and
-# prints one line "NAME NANOSECONDS" per task. make bench runs it on this
-# machine (section 1) and inside a cluster node (section 1g), so it needs
-# nothing but bash and the harness.
+# prints one line "NAME NANOSECONDS PAGE_FAULTS" per task. make bench runs
+# it on this machine (section 1) and inside a cluster node (section 1g), so
+# it needs nothing but bash and the harness.
 #
 # How the figures are kept fair on a machine whose speed drifts by tens of
 # percent within minutes:
