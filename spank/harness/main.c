@@ -1240,8 +1240,8 @@ int main(int argc, char **argv)
 
 			fflush(stdout);
 			/* The task reaps its helper, so the task's figure once
-			 * reaped is both processes': page faults are a steady
-			 * measure of memory touched where time is noisy. */
+			 * reaped is both processes': page faults measure the
+			 * memory touched, and move less than the time. */
 			getrusage(RUSAGE_CHILDREN, &before);
 			pid = fork();
 			if (pid < 0)

@@ -55,8 +55,8 @@ percentiles() { quantiles 1000 0.5 0.9 0.99 0.999 < "$1"; }
 median() { quantiles 1 0.5; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a / b }'; }
 # faults FILE NAME...: the median page faults per task of each library in
-# FILE (interleave.sh's lines: name, nanoseconds, page faults), a steady
-# measure of the memory a task and its helper touch where time is noisy.
+# FILE (interleave.sh's lines: name, nanoseconds, page faults): the memory
+# a task and its helper touch, steadier than the times.
 faults() {
 	local file=$1 name out=; shift
 	for name in "$@"; do
