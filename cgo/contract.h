@@ -21,7 +21,7 @@
 /* What spank_otel_abi() returns. It changes whenever the C signature of an
  * export or the layout of struct so_task_request changes; the helper
  * refuses a library that reports another. */
-#define SO_ABI_VERSION 2
+#define SO_ABI_VERSION 3
 
 /* What spank_otel_task_env returns. */
 #define SO_RC_ERROR (-1) /* the library failed: leave the variable */
@@ -90,7 +90,33 @@ struct so_task_request {
 	/* When above 0, the budget itself (plugstack max_env=), replacing
 	 * the one computed from the inputs. */
 	int64_t max_env_bytes;
+	/* The node's files as the step parent read them (SO_NODE_*, below),
+	 * or NULL: the library reads the node itself. */
+	const char *node_files;
+	uint64_t node_files_len;
 };
+
+/*
+ * The node's files the library's GPU search reads (the driver's GPU
+ * directory and files, the device nodes, gres.conf, cgroup.conf,
+ * fake_gpus.conf), read once per step by the step parent, as the job's
+ * user, and inherited by every task's helper: a task then makes no system
+ * call for them. A sequence of records, each
+ *
+ *   kind (1 byte) | absolute name, NUL-terminated | length (uint32, native
+ *   byte order, unaligned) | length bytes of data
+ *
+ * A name without a record is read from the node; so is one whose record
+ * does not answer the question asked (a directory's contents, say, of a
+ * name recorded as a file).
+ */
+#define SO_NODE_FILE 'f'    /* a regular file: its contents */
+#define SO_NODE_DIR 'd'     /* a directory: its entries' names, each NUL-terminated, no "." or ".." */
+#define SO_NODE_CHARDEV 'c' /* a character device (stat, never opened): uint32 major, uint32 minor */
+#define SO_NODE_OTHER 'o'   /* exists and is no character device (stat only): no data */
+#define SO_NODE_ABSENT 'n'  /* does not exist (ENOENT, ENOTDIR): no data */
+/* The most the records of one step may take; more and there are none. */
+#define SO_NODE_FILES_MAX (256L << 10)
 
 /* The exports. The library sets *value (with SO_RC_SET) and *log (lines as
  * above, or NULL) to strings the caller frees. */

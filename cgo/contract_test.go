@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/spank-otel/spank-otel/detect/slurm"
+	"github.com/spank-otel/spank-otel/internal/nodefiles"
 	"github.com/spank-otel/spank-otel/internal/taskenv"
 	"github.com/spank-otel/spank-otel/libcarrier"
 )
@@ -16,8 +17,9 @@ import (
 const contractFile = "testdata/contract.tsv"
 
 // TestContractCopies fails when internal/taskenv's generated copies of
-// the limits differ from contract.h: go generate ./internal/taskenv was not
-// run after a change of the header.
+// the limits differ from contract.h (go generate ./internal/taskenv was not
+// run after a change of the header), or the Go copies of the node files'
+// record kinds do.
 func TestContractCopies(t *testing.T) {
 	tests := []struct {
 		name        string
@@ -28,6 +30,11 @@ func TestContractCopies(t *testing.T) {
 		{"taskenv.ExecArgFloor vs SO_ARG_FLOOR", taskenv.ExecArgFloor, headerArgFloor},
 		{"taskenv.ExecArgCeiling vs SO_ARG_CEILING", taskenv.ExecArgCeiling, headerArgCeiling},
 		{"slurm.MaxRegularStepID vs SO_MAX_REGULAR_STEP", slurm.MaxRegularStepID, headerRegular},
+		{"nodefiles.KindFile vs SO_NODE_FILE", nodefiles.KindFile, headerNodeFile},
+		{"nodefiles.KindDir vs SO_NODE_DIR", nodefiles.KindDir, headerNodeDir},
+		{"nodefiles.KindCharDev vs SO_NODE_CHARDEV", nodefiles.KindCharDev, headerNodeDev},
+		{"nodefiles.KindOther vs SO_NODE_OTHER", nodefiles.KindOther, headerNodeOther},
+		{"nodefiles.KindAbsent vs SO_NODE_ABSENT", nodefiles.KindAbsent, headerNodeAbsent},
 	}
 	for _, tc := range tests {
 		if tc.goV != tc.header {

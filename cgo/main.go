@@ -22,6 +22,7 @@ import (
 	"unsafe"
 
 	"github.com/spank-otel/spank-otel/detect/gpu"
+	"github.com/spank-otel/spank-otel/internal/nodefiles"
 	"github.com/spank-otel/spank-otel/internal/strs"
 	"github.com/spank-otel/spank-otel/internal/taskenv"
 	"github.com/spank-otel/spank-otel/libcarrier"
@@ -51,7 +52,8 @@ func spank_otel_task_env(req *C.struct_so_task_request, value **C.char, log **C.
 }
 
 // taskEnv is spank_otel_task_env on the node whose files node reads: this
-// machine's in the plugin, a copy of a node's in the tests.
+// machine's in the plugin, a copy of a node's in the tests. The request's
+// node files, when it has them, answer first.
 func taskEnv(req *C.struct_so_task_request, node gpu.FS, value **C.char, log **C.char) C.int {
 	if req == nil || value == nil || log == nil {
 		return resultInternal
@@ -73,7 +75,7 @@ func taskEnv(req *C.struct_so_task_request, node gpu.FS, value **C.char, log **C
 	if out.failure == "" {
 		out.compute()
 	}
-	return answer(&out.res, out.failure, uintptr(unsafe.Pointer(&mark)) != before, value, log)
+	return answer(&out, uintptr(unsafe.Pointer(&mark)) != before, value, log)
 }
 
 // outcome is what the call for one task came to: the Result, or the
@@ -86,6 +88,7 @@ func taskEnv(req *C.struct_so_task_request, node gpu.FS, value **C.char, log **C
 // Compute's frames on the stack, and Compute with none of its.
 type outcome struct {
 	env     []string
+	files   *nodefiles.FS // the step's records the GPU search read first, or nil
 	opts    taskenv.Options
 	res     taskenv.Result
 	failure string // empty unless a step panicked
@@ -98,7 +101,13 @@ type outcome struct {
 func (out *outcome) read(req *C.struct_so_task_request, node gpu.FS) {
 	defer recoverInto(&out.res, &out.failure)
 	out.env = cStrings(req.envp)
-	setOptions(&out.opts, req, taskenv.FindGPUs(out.env, node))
+	// Without records the search reads the node through nothing else:
+	// that path is as deep as it was before there were records.
+	var fsys = node
+	if out.files = newFiles(req, node); out.files != nil {
+		fsys = out.files
+	}
+	setOptions(&out.opts, req, taskenv.FindGPUs(out.env, fsys))
 }
 
 // compute runs taskenv.Compute on the request as read took it.
@@ -109,18 +118,19 @@ func (out *outcome) compute() {
 	out.res = taskenv.Compute(out.env, out.opts)
 }
 
-// answer hands res, or failure, to the shim as C strings and returns the
+// answer hands the Result, or the failure, to the shim as C strings and returns the
 // export's result code. It is a function of its own so that the strings it
 // builds take no room in the export's frame while Compute runs: the whole
 // call must fit the 4 KB stack a call from C starts on.
 //
 //go:noinline
-func answer(res *taskenv.Result, failure string, stackMoved bool, value, log **C.char) C.int {
-	if failure != "" {
-		*log = C.CString(failure)
+func answer(out *outcome, stackMoved bool, value, log **C.char) C.int {
+	if out.failure != "" {
+		*log = C.CString(out.failure)
 		return resultInternal
 	}
-	*log = C.CString(runtimeLine(stackMoved) + logLines(*res))
+	res := &out.res
+	*log = C.CString(runtimeLine(stackMoved) + out.filesLine() + logLines(*res))
 	switch {
 	case !res.Changed:
 		return resultUnchanged
@@ -129,6 +139,28 @@ func answer(res *taskenv.Result, failure string, stackMoved bool, value, log **C
 	}
 	*value = C.CString(res.Value)
 	return resultSet
+}
+
+// filesLine says, at debug level, where the GPU search read the node's
+// files: from the step parent's records alone (what each task of a step
+// on a GPU node should say), from the node, or both. No search, no line.
+func (out *outcome) filesLine() string {
+	source := "none"
+	switch {
+	case out.files != nil:
+		source = out.files.Source()
+	case out.opts.GPUs != nil: // a search, without records
+		source = "node"
+	}
+	switch source {
+	case "step":
+		return lineDebug + "gpu search: node files from the step\n"
+	case "node":
+		return lineDebug + "gpu search: node files from the node\n"
+	case "step+node":
+		return lineDebug + "gpu search: node files from the step and the node\n"
+	}
+	return ""
 }
 
 // setOptions sets opts to the Options the request asks for, with the
@@ -146,6 +178,20 @@ func setOptions(opts *taskenv.Options, req *C.struct_so_task_request, gpus *task
 		step := uint32(req.step_id)
 		opts.Step = &step
 	}
+}
+
+// newFiles returns the node's files for the GPU search: the request's
+// records (contract.h) over node, nil when it has none. The records are C
+// memory the helper inherited from the step parent, which outlives the
+// call. A function of its own keeps read's frame small
+// (TestTaskPathStack).
+//
+//go:noinline
+func newFiles(req *C.struct_so_task_request, node gpu.FS) *nodefiles.FS {
+	if req.node_files == nil || req.node_files_len == 0 || req.node_files_len > C.SO_NODE_FILES_MAX {
+		return nil
+	}
+	return nodefiles.New(unsafe.String((*byte)(unsafe.Pointer(req.node_files)), int(req.node_files_len)), node)
 }
 
 // maxArgs bounds the argument figures a request gives, far past anything

@@ -13,6 +13,7 @@ import (
 	"gotest.tools/v3/assert"
 
 	"github.com/spank-otel/spank-otel/detect/slurm"
+	"github.com/spank-otel/spank-otel/internal/nodefiles"
 	"github.com/spank-otel/spank-otel/internal/slurmtest"
 	"github.com/spank-otel/spank-otel/internal/taskenv"
 	"github.com/spank-otel/spank-otel/libcarrier"
@@ -279,16 +280,17 @@ func BenchmarkTaskPathStack(b *testing.B) {
 
 // taskPath is a task whose call TestTaskPathStack measures.
 type taskPath struct {
-	name string
-	env  []string
-	node string // a copy of a node's files, "" for this machine's
-	want string // in the value written
+	name    string
+	env     []string
+	node    string // a copy of a node's files, "" for this machine's
+	records bool   // node's files also recorded, as the step parent hands them
+	want    string // in the value written
 }
 
 // taskPaths are the deepest paths of a call: a 66-variable step task
 // with its job's 25-key carrier (make bench's), without one (the job
 // UUID is then derived), and given 2 of the 4 GPUs of a node whose files
-// are read whole.
+// are read whole, from the node and from the step parent's records.
 func taskPaths(tb testing.TB) []taskPath {
 	node := gpuNode(tb)
 	return []taskPath{
@@ -296,6 +298,8 @@ func taskPaths(tb testing.TB) []taskPath {
 		{name: "without a carrier", env: slurmtest.TaskEnv(tb), want: "nv.dl.job.uuid="},
 		{name: "given 2 GPUs, without a carrier", env: slurmtest.TaskEnv(tb), node: node, want: "nv.gpu.count=2"},
 		{name: "given 2 GPUs, with its job's carrier", env: slurmtest.TaskEnvWithCarrier(tb), node: node, want: "nv.gpu.count=2"},
+		{name: "given 2 GPUs, without a carrier, from the step's records", env: slurmtest.TaskEnv(tb), node: node, records: true, want: "nv.gpu.count=2"},
+		{name: "given 2 GPUs, with its job's carrier, from the step's records", env: slurmtest.TaskEnvWithCarrier(tb), node: node, records: true, want: "nv.gpu.count=2"},
 	}
 }
 
@@ -331,12 +335,44 @@ func taskPathRoom(tb testing.TB, tc taskPath) int {
 	var rc int
 	var value, log string
 	r := request{step: new(uint32), node: tc.node}
+	if tc.records {
+		r.records = recordsOf(tb, tc.node)
+	}
 	r.exec.stack, r.exec.argc, r.exec.argvBytes = 8<<20, 2, 16
 	room := stackRoom(func() { rc, value, log = e.call(r) })
 	if rc != 1 || !strings.Contains(value, tc.want) {
 		tb.Fatalf("%s: the export answered %d, %q, want 1 and %s; log %q", tc.name, rc, value, tc.want, log)
 	}
+	if tc.records && !strings.Contains(log, "\nD gpu search: node files from the step\n") {
+		tb.Fatalf("%s: the search did not read the records alone: log %q", tc.name, log)
+	}
 	return room
+}
+
+// recordsOf returns the records the step parent makes of gpuNode's dir:
+// the driver's directory and files, the configuration files, and
+// fake_gpus.conf absent.
+func recordsOf(tb testing.TB, dir string) []byte {
+	tb.Helper()
+	const driver = "/proc/driver/nvidia/gpus"
+	entries, err := os.ReadDir(dir + driver)
+	assert.NilError(tb, err)
+	var names []byte
+	for _, e := range entries {
+		names = append(append(names, e.Name()...), 0)
+	}
+	r := nodefiles.AppendRecord(nil, nodefiles.KindDir, driver, names)
+	file := func(name string) {
+		text, err := os.ReadFile(dir + name)
+		assert.NilError(tb, err)
+		r = nodefiles.AppendRecord(r, nodefiles.KindFile, name, text)
+	}
+	for _, e := range entries {
+		file(driver + "/" + e.Name() + "/information")
+	}
+	file("/etc/slurm/gres.conf")
+	file("/etc/slurm/cgroup.conf")
+	return nodefiles.AppendRecord(r, nodefiles.KindAbsent, "/etc/slurm/fake_gpus.conf", nil)
 }
 
 // runWithoutRace runs the test named test of this package in a test binary

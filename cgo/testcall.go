@@ -21,6 +21,11 @@ const (
 	headerArgFloor   = C.SO_ARG_FLOOR
 	headerArgCeiling = C.SO_ARG_CEILING
 	headerRegular    = C.SO_MAX_REGULAR_STEP
+	headerNodeFile   = C.SO_NODE_FILE
+	headerNodeDir    = C.SO_NODE_DIR
+	headerNodeDev    = C.SO_NODE_CHARDEV
+	headerNodeOther  = C.SO_NODE_OTHER
+	headerNodeAbsent = C.SO_NODE_ABSENT
 )
 
 // request is what a test asks the export besides the environment.
@@ -30,6 +35,9 @@ type request struct {
 	ranks  bool    // SO_REQ_RANK
 	exec   struct{ stack, argc, argvBytes uint64 }
 	node   string // a copy of a node's files to find GPUs in; "" for this machine's
+	// The step parent's records of the node's files (contract.h), or
+	// none.
+	records []byte
 }
 
 // cEnv is a task environment and an exclude= list in C memory, as the shim
@@ -76,6 +84,11 @@ func (e *cEnv) call(r request) (rc int, value, log string) {
 	}
 	if r.ranks {
 		req.flags |= C.SO_REQ_RANK
+	}
+	if r.records != nil {
+		req.node_files = (*C.char)(C.CBytes(r.records))
+		req.node_files_len = C.uint64_t(len(r.records))
+		defer C.free(unsafe.Pointer(req.node_files))
 	}
 	if r.node == "" {
 		rc = int(spank_otel_task_env(req, &cvalue, &clog))

@@ -200,6 +200,8 @@ static int send_request(struct so_helper *h, const struct so_task_request *req,
 	rq.task = *req;
 	rq.task.envp = NULL;
 	rq.task.exclude = NULL;
+	rq.task.node_files = NULL;
+	rq.task.node_files_len = 0;
 
 	stage = mmap(NULL, STAGE_BYTES, PROT_READ | PROT_WRITE,
 		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

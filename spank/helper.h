@@ -72,6 +72,10 @@ struct so_helper_config {
 	int cpu_index;
 	/* Where the cgroup files are read; NULL members: the real /proc. */
 	struct so_cgroup_files cgroup_files;
+	/* The node's files the step parent read (nodefiles.h), handed to
+	 * the library as they are; NULL: it reads the node itself. */
+	const char *node_files;
+	size_t node_files_len;
 };
 
 /* A started helper, as the task child sees it. */

@@ -543,6 +543,8 @@ void so_helper_main(const struct so_helper_config *cfg, pid_t task, int sock,
 	called = so_monotonic_us();
 	rq.task.envp = envp;
 	rq.task.exclude = cfg->exclude;
+	rq.task.node_files = cfg->node_files;
+	rq.task.node_files_len = cfg->node_files ? cfg->node_files_len : 0;
 	rc = fn(&rq.task, &value, &liblog);
 	called = so_monotonic_us() - called;
 	/* All of it is on the task's way to execve now. */

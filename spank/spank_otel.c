@@ -6,6 +6,7 @@
  * task's final environment. The Go library never runs in a Slurm process:
  *
  *   step parent, slurm_spank_init_post_opt   open and check the library
+ *   step parent, slurm_spank_user_init       read the node's GPU files
  *   task child, task_init_privileged         fork the helper (helper.h)
  *   task child, task_init                    ask it, spank_setenv the answer
  *
@@ -25,9 +26,11 @@
 
 #include "args.h"
 #include "budget.h"
+#include "clock.h"
 #include "helper.h"
 #include "libfile.h"
 #include "log.h"
+#include "nodefiles.h"
 #include "option.h"
 
 #ifndef SO_DEFAULT_LIB
@@ -68,6 +71,8 @@ static enum so_switch rank_choice = SO_SWITCH_INVALID; /* from --otel-rank */
 static uid_t trusted_uid;                              /* slurmstepd's uid */
 static struct so_lib lib = { .fd = -1 };
 static int lib_tried;
+/* The node's files for the GPU search, read in user_init (nodefiles.h). */
+static struct so_node_files node_files;
 /* Task child only: the helper forked in task_init_privileged. */
 static struct so_helper helper = { .pid = -1, .sock = -1, .err = -1,
 				   .pidfd = -1 };
@@ -334,6 +339,35 @@ SO_EXPORT int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 	return 0;
 }
 
+/* Reads the node's files the library's GPU search reads, once for the
+ * step's tasks: slurmstepd runs this callback in the step parent with the
+ * job user's effective uid, before it forks them. */
+SO_EXPORT int slurm_spank_user_init(spank_t sp, int ac, char **av)
+{
+	const char *why;
+	long long start;
+	int records;
+
+	(void)ac;
+	(void)av;
+	if (spank_remote(sp) != 1 || !args_parsed || !step_enabled(&why) ||
+	    lib.fd < 0 || node_files.buf)
+		return 0;
+	start = so_monotonic_us();
+	/* slurmd's configuration file, which Slurm also puts in every
+	 * task's environment (configless: a file in its cache). */
+	records = so_node_files_read(&node_files, "", getenv("SLURM_CONF"));
+	if (records < 0)
+		so_debug("node files: none recorded for the tasks (%s)",
+			 errno == ENOENT ? "no NVIDIA GPU on this node"
+					 : strerror(errno));
+	else
+		so_debug("node files: %d recorded for the tasks (%zu bytes) in "
+			 "%lld us", records, node_files.len,
+			 so_monotonic_us() - start);
+	return 0;
+}
+
 /* The task must not carry the library's descriptor into execve: the
  * helper has its own copy, and with no helper there is nothing to load. */
 static void close_library(void)
@@ -383,6 +417,8 @@ SO_EXPORT int slurm_spank_task_init_privileged(spank_t sp, int ac, char **av)
 	cfg.groups = groups;
 	cfg.ngroups = (size_t)ngroups;
 	cfg.cpu_index = task;
+	cfg.node_files = node_files.buf;
+	cfg.node_files_len = node_files.len;
 	so_helper_start(&helper, &cfg, &slurm_logger);
 	close_library();
 	return 0;
@@ -432,7 +468,9 @@ SO_EXPORT int slurm_spank_exit(spank_t sp, int ac, char **av)
 {
 	(void)ac;
 	(void)av;
-	if (spank_remote(sp) == 1)
+	if (spank_remote(sp) == 1) {
 		close_library();
+		so_node_files_free(&node_files);
+	}
 	return 0;
 }

@@ -53,6 +53,7 @@
 #include "../headroom.h"
 #include "../helper.h"
 #include "../libfile.h"
+#include "../nodefiles.h"
 #include "../pidfd.h"
 #include "../solog.h"
 #include "../wire.h"
@@ -116,6 +117,11 @@ struct config {
 	int stop_helper;      /* --stop-helper */
 	int request_only;     /* --request-only */
 	const char *task_cgroup_file; /* --task-cgroup-file */
+	/* --node-files, --dump-node-files: below which root the node's
+	 * files are read ("/" for this machine), and what was read */
+	const char *node_root;
+	int dump_node_files;
+	struct so_node_files node_files;
 	/* --cgroup-check */
 	const char *cgroup_check;
 	long check_pid;
@@ -635,6 +641,8 @@ static int run_task(const struct config *c, struct so_lib *lib, char **env,
 	cfg.flags = c->flags;
 	cfg.cpu_index = c->task_index;
 	cfg.cgroup_files.task = c->task_cgroup_file;
+	cfg.node_files = c->node_files.buf;
+	cfg.node_files_len = c->node_files.len;
 	if (c->as_uid >= 0) {
 		cfg.drop_creds = 1;
 		cfg.uid = (uid_t)c->as_uid;
@@ -970,6 +978,12 @@ static void usage(FILE *f)
 "                        and cgroups while it lives, and whether it is gone\n"
 "                        within MS of its task's end (helper_gone=, or\n"
 "                        helper_left= and the helper killed)\n"
+"  --node-files ROOT     the parent reads the node's files below ROOT (\"/\"\n"
+"                        for this machine) once, as the plugin's user_init,\n"
+"                        with the environment's SLURM_CONF, and hands them\n"
+"                        to every helper; reports node_files=N bytes= read_us=\n"
+"                        (not with --bench)\n"
+"  --dump-node-files ROOT  no task, no --lib: write those records to stdout\n"
 "  --setrlimit R=S:H     task sets limit R (AS, DATA, STACK, NPROC,\n"
 "                        NOFILE) first; sizes take K/M/G or 'unlimited'\n"
 "                        (repeatable)\n"
@@ -1029,6 +1043,8 @@ int main(int argc, char **argv)
 		{ "request-only", no_argument, NULL, 1004 },
 		{ "task-cgroup-file", required_argument, NULL, 1005 },
 		{ "watch-helper", required_argument, NULL, 1006 },
+		{ "node-files", required_argument, NULL, 1007 },
+		{ "dump-node-files", required_argument, NULL, 1008 },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -1190,6 +1206,12 @@ int main(int argc, char **argv)
 			if (*end || c.watch_ms <= 0)
 				die("bad --watch-helper \"%s\"", optarg);
 			break;
+		case 1008:
+			c.dump_node_files = 1;
+			/* fall through */
+		case 1007:
+			c.node_root = optarg;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -1203,13 +1225,39 @@ int main(int argc, char **argv)
 			die("--cgroup-check needs --pid%s", "");
 		return cgroup_check(&c);
 	}
-	if (!c.lib || optind != argc) {
+	if ((!c.lib && !c.dump_node_files) || optind != argc) {
 		usage(stderr);
 		return 64;
 	}
 	if (c.proc_overlay && c.as_uid < 0)
 		die("--proc-overlay needs --as-user%s", "");
 	env = c.env_file ? read_env_file(c.env_file) : environ;
+	if (c.node_root) {
+		/* As the plugin's user_init in the step parent, with the
+		 * task's SLURM_CONF, which is slurmd's. */
+		const char *conf = NULL;
+		long long t0 = now_ns();
+		int n;
+		char **e;
+
+		for (e = env; *e; e++)
+			if (!strncmp(*e, "SLURM_CONF=", 11))
+				conf = *e + 11;
+		n = so_node_files_read(&c.node_files,
+				       strcmp(c.node_root, "/") ? c.node_root : "",
+				       conf);
+		if (c.dump_node_files) {
+			if (n < 0)
+				die("no node files: %s", strerror(errno));
+			return fwrite(c.node_files.buf, 1, c.node_files.len, stdout) ==
+					       c.node_files.len && fflush(stdout) == 0
+				       ? 0
+				       : 1;
+		}
+		if (!c.bench)
+			printf("node_files=%d bytes=%zu read_us=%lld\n", n,
+			       c.node_files.len, (now_ns() - t0) / 1000);
+	}
 
 	if (!c.open_in_child) {
 		/* Like the plugin in the slurmstepd parent. */

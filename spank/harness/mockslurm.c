@@ -8,7 +8,8 @@
  *   local/allocator: init, option callback (remote=0), init_post_opt, exit
  *   remote: init, option from the launch request (--option) or else from
  *           the step environment (as slurmstepd does, removing it there),
- *           init_post_opt, then per task a forked child that runs
+ *           init_post_opt, user_init (with --as-user's effective uid,
+ *           as slurmstepd's seteuid), then per task a forked child that runs
  *           task_init_privileged as root, becomes --as-user, and runs
  *           task_init; then exit.
  * It prints one item per line: plugin_*, options=, option_cb=, the
@@ -324,7 +325,7 @@ int main(int argc, char **argv)
 	int npargs = 0, ntargv = 0, nenv = 0, tasks = 1, opt, rc, i;
 	long as_uid = -1;
 	struct spank_handle h;
-	spank_f *init, *post_opt, *task_priv, *task_init, *spank_exit;
+	spank_f *init, *post_opt, *user_init, *task_priv, *task_init, *spank_exit;
 	const char *pname, *ptype;
 	const unsigned int *pversion;
 	void *so;
@@ -409,6 +410,7 @@ int main(int argc, char **argv)
 	pversion = dlsym(so, "plugin_version");
 	init = (spank_f *)dlsym(so, "slurm_spank_init");
 	post_opt = (spank_f *)dlsym(so, "slurm_spank_init_post_opt");
+	user_init = (spank_f *)dlsym(so, "slurm_spank_user_init");
 	task_priv = (spank_f *)dlsym(so, "slurm_spank_task_init_privileged");
 	task_init = (spank_f *)dlsym(so, "slurm_spank_task_init");
 	spank_exit = (spank_f *)dlsym(so, "slurm_spank_exit");
@@ -464,6 +466,14 @@ int main(int argc, char **argv)
 
 	if (post_opt)
 		printf("init_post_opt=%d\n", post_opt(&h, npargs, pargs));
+
+	if (current_ctx == S_CTX_REMOTE && user_init) {
+		if (as_uid >= 0 && seteuid((uid_t)as_uid) != 0)
+			printf("seteuid_error=%s\n", strerror(errno));
+		printf("user_init=%d\n", user_init(&h, npargs, pargs));
+		if (as_uid >= 0 && seteuid(0) != 0)
+			printf("seteuid_error=%s\n", strerror(errno));
+	}
 
 	if (current_ctx == S_CTX_REMOTE && task_init) {
 		for (i = 0; i < tasks; i++) {

@@ -249,7 +249,9 @@ fi
 # the files a real node has. The task's environment is a real one: a step
 # of a batch job, with the plugin off for that step only, so that it holds
 # what the batch script inherited from the plugin, as a task of a training
-# job's srun does.
+# job's srun does. The harness reads the node's files once, as the plugin's
+# user_init does for each step (--node-files /), and every helper gets
+# them; what that read costs per step is printed after the ratios.
 gpu_ratio=- gpu_noise=-
 if want 1g; then
 node_rounds=$(( ${BENCH_NODE_FORKS:-1200} / batch ))
@@ -272,8 +274,8 @@ cp "$harness" test/bench/interleave.sh "$stage/"
 dir=/var/cache/spank-otel-bench
 tar -C "$stage" -c --owner=0 --group=0 . | on_c1 sh -c "rm -rf $dir && install -d -m 0755 $dir && tar -x -o -C $dir"
 rm -rf "$stage"
-show "cluster exec --node c1 -- interleave.sh spank-otel-harness DIR <env of srun in sbatch --gres=gpu:2 on c1> $node_rounds $batch $copies ${node_names[*]}"
-on_c1 "$dir/interleave.sh" "$dir/spank-otel-harness" "$dir" "$dir/env.gpu" "$node_rounds" "$batch" "$copies" "${node_names[@]}" > "$tmp/node"
+show "cluster exec --node c1 -- env HARNESS_OPTS='--node-files /' interleave.sh spank-otel-harness DIR <env of srun in sbatch --gres=gpu:2 on c1> $node_rounds $batch $copies ${node_names[*]}"
+on_c1 env HARNESS_OPTS="--node-files /" "$dir/interleave.sh" "$dir/spank-otel-harness" "$dir" "$dir/env.gpu" "$node_rounds" "$batch" "$copies" "${node_names[@]}" > "$tmp/node"
 printf '%-10s %8s %8s %8s %8s\n' library p50_us p90_us p99_us p99.9_us
 for name in "${node_names[@]}"; do
 	read -r p50 p90 p99 p999 < <(awk -v n="$name" '$1 == n { print $2 }' "$tmp/node" | percentiles /dev/stdin)
@@ -286,14 +288,20 @@ gpu_noise=$(ratio "$node_emptygo2" "$node_emptygo")
 printf "ratios at p50 on c1: ours/emptygo %s (noise emptygo'/emptygo %s); loadonly/emptygo %s\n" \
 	"$gpu_ratio" "$gpu_noise" "$(ratio "$node_loadonly" "$node_emptygo")"
 faults "$tmp/node" ours loadonly emptygo
-# The call alone, from the helper's debug line: the task given GPUs, and
-# the same task without its GPU variables.
-show "cluster exec --node c1 -- spank-otel-harness --lib ours --env-file ENV   (×$stage_runs each, interleaved; the helper's debug line)"
-on_c1 bash -c 'for ((r = 0; r < '"$stage_runs"'; r++)); do for e in gpu none; do
-	"$0/spank-otel-harness" --lib "$0/ours.$((r % '"$copies"')).so" --env-file "$0/env.$e" 2>&1 |
-		sed -n "s/.*, call \([0-9]*\) us\$/$e \1/p"; done; done' "$dir" > "$tmp/node.calls"
-printf 'call, median: a task given 2 GPUs %s us, the same task without GPUs %s us\n' \
-	"$(awk '$1 == "gpu" { print $2 }' "$tmp/node.calls" | median)" "$(awk '$1 == "none" { print $2 }' "$tmp/node.calls" | median)"
+# The call alone, from the helper's debug line: the task given GPUs, with
+# the step's records of the node's files and reading the node itself, and
+# the same task without its GPU variables; and what the records cost the
+# step parent, once per step.
+show "cluster exec --node c1 -- spank-otel-harness --lib ours --env-file ENV [--node-files /]   (×$stage_runs each, interleaved; the helper's debug line)"
+on_c1 bash -c 'for ((r = 0; r < '"$stage_runs"'; r++)); do for e in gpu gpu-node none; do
+	files="--node-files /"; [ "$e" = gpu-node ] && files=
+	"$0/spank-otel-harness" $files --lib "$0/ours.$((r % '"$copies"')).so" --env-file "$0/env.${e%-node}" 2>&1 |
+		sed -n -e "s/.*, call \([0-9]*\) us\$/$e \1/p" -e "s/^node_files=[0-9]* bytes=[0-9]* read_us=\([0-9]*\)\$/read \1/p"; done; done' "$dir" > "$tmp/node.calls"
+printf 'call, median: a task given 2 GPUs %s us (%s us reading the node itself), the same task without GPUs %s us\n' \
+	"$(awk '$1 == "gpu" { print $2 }' "$tmp/node.calls" | median)" "$(awk '$1 == "gpu-node" { print $2 }' "$tmp/node.calls" | median)" \
+	"$(awk '$1 == "none" { print $2 }' "$tmp/node.calls" | median)"
+printf "the step parent's read of the node's files, once per step, median: %s us\n" \
+	"$(awk '$1 == "read" { print $2 }' "$tmp/node.calls" | median)"
 on_c1 rm -rf "$dir"
 fi
 

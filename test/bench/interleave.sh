@@ -5,7 +5,8 @@
 # COPIES-1) with the harness, BATCH tasks in a row, for ROUNDS rounds, and
 # prints one line "NAME NANOSECONDS PAGE_FAULTS" per task. make bench runs
 # it on this machine (section 1) and inside a cluster node (section 1g), so
-# it needs nothing but bash and the harness.
+# it needs nothing but bash and the harness. HARNESS_OPTS, when set, are
+# more options for every harness run (section 1g: --node-files /).
 #
 # How the figures are kept fair on a machine whose speed drifts by tens of
 # percent within minutes:
@@ -24,6 +25,7 @@ for ((r = 0; r < rounds; r++)); do
 	c=$(( (r / 2) % copies ))
 	for ((k = 0; k < n; k++)); do
 		if ((r % 2)); then name=${names[n - 1 - k]}; else name=${names[k]}; fi
-		"$harness" --bench "$batch" --lib "$dir/$name.$c.so" --env-file "$envfile" | sed "s/^/$name /"
+		# shellcheck disable=SC2086 # options, split on purpose
+		"$harness" ${HARNESS_OPTS:-} --bench "$batch" --lib "$dir/$name.$c.so" --env-file "$envfile" | sed "s/^/$name /"
 	done
 done

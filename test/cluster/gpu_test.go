@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -256,6 +257,7 @@ srun -N2 -n4 --gpus-per-task=1 -o ` + o + `pertask2n.%j.%s.%t.env ` + recordGPUs
 	// Slurm's cons_tres refuses -n4 -O there ("req_cores:3 >
 	// aval_cores_tot:2"); four tasks run on two nodes instead.
 	tasks := runJob(t, tag, 19, body)
+	checkFilesFromStep(t, tasks)
 	// srun3 runs while another job holds c2's first GPU: its GPUs are
 	// GRES 1-3, CUDA's 0-2.
 	for _, tk := range tasks {
@@ -304,6 +306,48 @@ srun -N2 -n4 --gpus-per-task=1 -o ` + o + `pertask2n.%j.%s.%t.env ` + recordGPUs
 		t.Errorf("every bound task's SLURM_STEP_GPUS names its own GPU: Slurm's task environment can now be trusted for bound tasks (docs/spec.md)")
 	}
 	t.Logf("%d of 9 bound tasks have a SLURM_STEP_GPUS that names a GPU they may not open", misnamed)
+}
+
+// searchLine is the helper's debug line on where the GPU search read the
+// node's files (cgo/main.go).
+var searchLine = regexp.MustCompile(`\[(\d+)\.(\w+)\] .*gpu search: node files from (.*)$`)
+
+// checkFilesFromStep checks that every step task whose GPUs were
+// searched for found the node's files in what its step parent read
+// (spank/nodefiles.h), not by reading the node itself, the configless
+// partition's (on c3) included. The batch script, a job context, is not
+// searched.
+func checkFilesFromStep(t *testing.T, tasks []task) {
+	t.Helper()
+	jobs := map[string]bool{}
+	searched := 0
+	for _, tk := range tasks {
+		jobs[tk.env["SLURM_JOB_ID"]] = true
+		if !strings.HasPrefix(tk.name, "batch.") && (tk.env["CUDA_VISIBLE_DEVICES"] != "" || tk.env["SLURM_STEP_GPUS"] != "") {
+			searched++
+		}
+	}
+	var lines []string
+	for _, node := range []string{"c1", "c2", "c3"} {
+		out, _, err := clusterCmd(t, node, true, nil, "bash", "-c", "grep -a 'gpu search:' /var/log/slurm/slurmd.log || true")
+		if err != nil {
+			t.Fatalf("%s: reading slurmd.log: %v", node, err)
+		}
+		for _, l := range strings.Split(out, "\n") {
+			m := searchLine.FindStringSubmatch(l)
+			if m == nil || !jobs[m[1]] {
+				continue
+			}
+			lines = append(lines, l)
+			if m[3] != "the step" {
+				t.Errorf("a task's GPU search read the node itself: %s", l)
+			}
+		}
+	}
+	if len(lines) != searched {
+		t.Errorf("%d step tasks searched for GPUs, %d search lines: %q", searched, len(lines), lines)
+	}
+	t.Logf("%d step tasks searched for GPUs, each in its step parent's records", searched)
 }
 
 // stepGPUsAdmitted reports whether the GPUs a task's SLURM_STEP_GPUS

@@ -32,7 +32,7 @@ func TestShimFile(t *testing.T) {
 				sort.Strings(syms)
 				return result{0, strings.Join(syms, " ") + " "}
 			},
-			want: []string{`^plugin_name plugin_type plugin_version slurm_spank_exit slurm_spank_init (slurm_spank_init_failure_mode )?slurm_spank_init_post_opt slurm_spank_task_init slurm_spank_task_init_privileged spank_plugin_version $`}},
+			want: []string{`^plugin_name plugin_type plugin_version slurm_spank_exit slurm_spank_init (slurm_spank_init_failure_mode )?slurm_spank_init_post_opt slurm_spank_task_init slurm_spank_task_init_privileged slurm_spank_user_init spank_plugin_version $`}},
 		{name: "shim: BIND_NOW, RELRO, non-executable stack, needs only libc",
 			run: func(t testing.TB) result { return run(nil, "readelf", "-dlW", need(t, "shim")) },
 			want: []string{`BIND_NOW`, `GNU_RELRO`, `GNU_STACK +(0x0+ +){5}RW `, `\(NEEDED\).*\[libc\.so\.6\]`,

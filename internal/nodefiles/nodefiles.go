@@ -1,0 +1,204 @@
+// Package nodefiles reads the records of a node's files that the SPANK
+// plugin's step parent makes once per step (cgo/contract.h, SO_NODE_*),
+// as the [gpu.FS] a task's GPU search reads: a task's helper then makes no
+// system call for the files they hold.
+//
+// A record holds one name's answer: a file's contents, a directory's
+// entries, a device's number, or that the name does not exist. A question
+// the records do not answer goes to the node, so a record left out costs
+// time, never a result.
+package nodefiles
+
+import (
+	"errors"
+
+	"github.com/spank-otel/spank-otel/detect/gpu"
+)
+
+// The kinds of record, contract.h's SO_NODE_* (cgo's TestContractCopies
+// holds them equal).
+const (
+	KindFile    = 'f' // a regular file: its contents
+	KindDir     = 'd' // a directory: its entries' names, each followed by a NUL
+	KindCharDev = 'c' // a character device: major and minor, uint32 each
+	KindOther   = 'o' // exists, and is no character device
+	KindAbsent  = 'n' // does not exist
+)
+
+// FS answers from the records and asks the node for the rest. It counts
+// both, for the helper's debug line. Its methods are not safe for
+// concurrent use.
+type FS struct {
+	records string
+	node    gpu.FS
+	// Answered counts the questions the records answered, Asked those
+	// passed to the node.
+	Answered, Asked int
+}
+
+// New returns the FS of records, which it borrows (the plugin's are C
+// memory that outlives the call), over node.
+func New(records string, node gpu.FS) *FS {
+	return &FS{records: records, node: node}
+}
+
+// lookup returns the record of name. Records are read in order, and a
+// damaged one ends them: what follows is asked of the node. Not inlined:
+// its frame is gone by the time a method asks the node, whose frames
+// follow on the task path's 4 KB stack (cgo's TestTaskPathStack).
+//
+//go:noinline
+func (f *FS) lookup(name string) (kind byte, data string, ok bool) {
+	rest := f.records
+	for len(rest) > 0 {
+		kind = rest[0]
+		end := 1
+		for end < len(rest) && rest[end] != 0 {
+			end++
+		}
+		// The length is in the byte order of the machine: both that
+		// the plugin builds for (x86_64, aarch64) are little-endian.
+		if end+5 > len(rest) {
+			return 0, "", false
+		}
+		n := int(uint32(rest[end+1]) | uint32(rest[end+2])<<8 | uint32(rest[end+3])<<16 | uint32(rest[end+4])<<24)
+		start := end + 5
+		if n < 0 || n > len(rest)-start {
+			return 0, "", false
+		}
+		if rest[1:end] == name {
+			return kind, rest[start : start+n], true
+		}
+		rest = rest[start+n:]
+	}
+	return 0, "", false
+}
+
+// absentError is the error for a name recorded as absent, worded as the
+// node's own (gpu.Root's) for the same name.
+type absentError struct{ op, name string }
+
+func (e *absentError) Error() string {
+	return e.op + " " + e.name + ": no such file or directory"
+}
+
+// Is makes errors.Is(err, gpu.ErrNotExist) hold.
+func (e *absentError) Is(target error) bool { return target == gpu.ErrNotExist }
+
+// errDamaged is the answer for a device record of the wrong size.
+var errDamaged = errors.New("nodefiles: damaged device record")
+
+// AppendFile implements [gpu.FS].
+func (f *FS) AppendFile(dst []byte, name string) ([]byte, error) {
+	if kind := f.kindOf(name); kind == KindFile || kind == KindAbsent {
+		return f.appendRecord(dst, name)
+	}
+	f.Asked++
+	return f.node.AppendFile(dst, name)
+}
+
+// kindOf returns the kind of name's record, 0 for none. The methods ask
+// it first and answer in a function of their own, so that what they hold
+// while the node answers is small: the node's frames follow theirs on the
+// task path's 4 KB stack (cgo's TestTaskPathStack).
+//
+//go:noinline
+func (f *FS) kindOf(name string) byte {
+	kind, _, _ := f.lookup(name)
+	return kind
+}
+
+//go:noinline
+func (f *FS) appendRecord(dst []byte, name string) ([]byte, error) {
+	f.Answered++
+	kind, data, _ := f.lookup(name)
+	if kind == KindAbsent {
+		return dst, &absentError{"open", name}
+	}
+	return append(dst, data...), nil
+}
+
+// ReadDir implements [gpu.FS].
+func (f *FS) ReadDir(name string) ([]string, error) {
+	if kind := f.kindOf(name); kind == KindDir || kind == KindAbsent {
+		return f.readDirRecord(name)
+	}
+	f.Asked++
+	return f.node.ReadDir(name)
+}
+
+//go:noinline
+func (f *FS) readDirRecord(name string) ([]string, error) {
+	f.Answered++
+	kind, data, _ := f.lookup(name)
+	if kind == KindAbsent {
+		return nil, &absentError{"open", name}
+	}
+	n := 0
+	for i := 0; i < len(data); i++ {
+		if data[i] == 0 {
+			n++
+		}
+	}
+	names := make([]string, 0, n)
+	for start, i := 0, 0; i < len(data); i++ {
+		if data[i] == 0 {
+			names = append(names, data[start:i])
+			start = i + 1
+		}
+	}
+	return names, nil
+}
+
+// Stat implements [gpu.FS].
+func (f *FS) Stat(name string) (gpu.Stat, error) {
+	if f.kindOf(name) != 0 {
+		return f.statRecord(name)
+	}
+	f.Asked++
+	return f.node.Stat(name)
+}
+
+//go:noinline
+func (f *FS) statRecord(name string) (gpu.Stat, error) {
+	f.Answered++
+	switch kind, data, _ := f.lookup(name); kind {
+	case KindCharDev:
+		if len(data) != 8 {
+			return gpu.Stat{}, errDamaged
+		}
+		return gpu.Stat{CharDevice: true, Major: le32(data[:4]), Minor: le32(data[4:])}, nil
+	case KindAbsent:
+		return gpu.Stat{}, &absentError{"stat", name}
+	}
+	return gpu.Stat{}, nil
+}
+
+func le32(s string) uint32 {
+	return uint32(s[0]) | uint32(s[1])<<8 | uint32(s[2])<<16 | uint32(s[3])<<24
+}
+
+// Source says where the files of one search came from, for the helper's
+// debug line: "none" (no file was read: a task without GPUs), "step" (all
+// from the records), "node" (all from the node) or "step+node".
+func (f *FS) Source() string {
+	switch {
+	case f.Answered == 0 && f.Asked == 0:
+		return "none"
+	case f.Asked == 0:
+		return "step"
+	case f.Answered == 0:
+		return "node"
+	}
+	return "step+node"
+}
+
+// AppendRecord appends one record to dst, as the plugin's step parent
+// writes it (contract.h): for tests, and for tools that record a node.
+func AppendRecord(dst []byte, kind byte, name string, data []byte) []byte {
+	dst = append(dst, kind)
+	dst = append(dst, name...)
+	n := uint32(len(data))
+	dst = append(dst, 0, byte(n), byte(n>>8), byte(n>>16), byte(n>>24))
+	return append(dst, data...)
+}

@@ -1,0 +1,222 @@
+package nodefiles
+
+import (
+	"errors"
+	"slices"
+	"testing"
+
+	"github.com/spank-otel/spank-otel/detect/gpu"
+)
+
+// node is the FS behind the records in the tests: it answers every
+// question with errNode, so a test sees which ones reached it.
+type node struct{ asked []string }
+
+var errNode = errors.New("asked the node")
+
+func (n *node) AppendFile(dst []byte, name string) ([]byte, error) {
+	n.asked = append(n.asked, "file "+name)
+	return dst, errNode
+}
+
+func (n *node) ReadDir(name string) ([]string, error) {
+	n.asked = append(n.asked, "dir "+name)
+	return nil, errNode
+}
+
+func (n *node) Stat(name string) (gpu.Stat, error) {
+	n.asked = append(n.asked, "stat "+name)
+	return gpu.Stat{}, errNode
+}
+
+// records are those of a small node.
+func records() []byte {
+	var r []byte
+	r = AppendRecord(r, KindDir, "/proc/driver/nvidia/gpus", []byte("0000:1b:00.0\x000000:2b:00.0\x00"))
+	r = AppendRecord(r, KindFile, "/proc/driver/nvidia/gpus/0000:1b:00.0/information", []byte("GPU UUID: GPU-a\n"))
+	r = AppendRecord(r, KindCharDev, "/dev/nvidia1", []byte{195, 0, 0, 0, 1, 0, 0, 0})
+	r = AppendRecord(r, KindOther, "/dev/nvidiactl", nil)
+	r = AppendRecord(r, KindAbsent, "/etc/slurm/fake_gpus.conf", nil)
+	r = AppendRecord(r, KindFile, "/etc/slurm/empty.conf", nil)
+	r = AppendRecord(r, KindDir, "/empty", nil)
+	return r
+}
+
+func TestFS(t *testing.T) {
+	tests := []struct {
+		name    string
+		records []byte
+		call    func(*FS) (any, error)
+		want    any
+		wantErr error // errors.Is
+		asked   []string
+	}{
+		{
+			name: "file", records: records(),
+			call: func(f *FS) (any, error) {
+				b, err := f.AppendFile([]byte("x:"), "/proc/driver/nvidia/gpus/0000:1b:00.0/information")
+				return string(b), err
+			},
+			want: "x:GPU UUID: GPU-a\n",
+		},
+		{
+			name: "empty file", records: records(),
+			call: func(f *FS) (any, error) { b, err := f.AppendFile(nil, "/etc/slurm/empty.conf"); return string(b), err },
+			want: "",
+		},
+		{
+			name: "file recorded absent", records: records(),
+			call: func(f *FS) (any, error) {
+				b, err := f.AppendFile([]byte("kept"), "/etc/slurm/fake_gpus.conf")
+				return string(b), err
+			},
+			want: "kept", wantErr: gpu.ErrNotExist,
+		},
+		{
+			name: "file not recorded", records: records(),
+			call: func(f *FS) (any, error) { b, err := f.AppendFile(nil, "/etc/slurm/gres.conf"); return string(b), err },
+			want: "", wantErr: errNode, asked: []string{"file /etc/slurm/gres.conf"},
+		},
+		{
+			name: "a directory read as a file goes to the node", records: records(),
+			call: func(f *FS) (any, error) {
+				b, err := f.AppendFile(nil, "/proc/driver/nvidia/gpus")
+				return string(b), err
+			},
+			want: "", wantErr: errNode, asked: []string{"file /proc/driver/nvidia/gpus"},
+		},
+		{
+			name: "directory", records: records(),
+			call: func(f *FS) (any, error) { return f.ReadDir("/proc/driver/nvidia/gpus") },
+			want: []string{"0000:1b:00.0", "0000:2b:00.0"},
+		},
+		{
+			name: "empty directory", records: records(),
+			call: func(f *FS) (any, error) { return f.ReadDir("/empty") },
+			want: []string{},
+		},
+		{
+			name: "directory recorded absent", records: records(),
+			call: func(f *FS) (any, error) { return f.ReadDir("/etc/slurm/fake_gpus.conf") },
+			want: []string(nil), wantErr: gpu.ErrNotExist,
+		},
+		{
+			name: "directory not recorded", records: records(),
+			call: func(f *FS) (any, error) { return f.ReadDir("/dev") },
+			want: []string(nil), wantErr: errNode, asked: []string{"dir /dev"},
+		},
+		{
+			name: "device", records: records(),
+			call: func(f *FS) (any, error) { return f.Stat("/dev/nvidia1") },
+			want: gpu.Stat{CharDevice: true, Major: 195, Minor: 1},
+		},
+		{
+			name: "stat of no device", records: records(),
+			call: func(f *FS) (any, error) { return f.Stat("/dev/nvidiactl") },
+			want: gpu.Stat{},
+		},
+		{
+			name: "stat of a file", records: records(),
+			call: func(f *FS) (any, error) { return f.Stat("/etc/slurm/empty.conf") },
+			want: gpu.Stat{},
+		},
+		{
+			name: "stat recorded absent", records: records(),
+			call: func(f *FS) (any, error) { return f.Stat("/etc/slurm/fake_gpus.conf") },
+			want: gpu.Stat{}, wantErr: gpu.ErrNotExist,
+		},
+		{
+			name: "stat not recorded", records: records(),
+			call: func(f *FS) (any, error) { return f.Stat("/dev/nvidia0") },
+			want: gpu.Stat{}, wantErr: errNode, asked: []string{"stat /dev/nvidia0"},
+		},
+		{
+			name: "device record of the wrong size", records: AppendRecord(nil, KindCharDev, "/dev/nvidia0", []byte{195}),
+			call: func(f *FS) (any, error) { return f.Stat("/dev/nvidia0") },
+			want: gpu.Stat{}, wantErr: errDamaged,
+		},
+		{
+			name: "no records", records: nil,
+			call: func(f *FS) (any, error) { return f.Stat("/dev/nvidia1") },
+			want: gpu.Stat{}, wantErr: errNode, asked: []string{"stat /dev/nvidia1"},
+		},
+		{
+			name: "a record cut short ends them", records: records()[:len(records())-3],
+			call: func(f *FS) (any, error) { return f.ReadDir("/empty") },
+			want: []string(nil), wantErr: errNode, asked: []string{"dir /empty"},
+		},
+		{
+			name: "a length past the end ends them",
+			records: append(AppendRecord(nil, KindFile, "/a", []byte("x")),
+				KindFile, '/', 'b', 0, 0xff, 0xff, 0xff, 0x7f, 'y'),
+			call: func(f *FS) (any, error) { b, err := f.AppendFile(nil, "/b"); return string(b), err },
+			want: "", wantErr: errNode, asked: []string{"file /b"},
+		},
+		{
+			name: "a name without its NUL ends them", records: []byte("f/etc/slurm/gres.conf"),
+			call: func(f *FS) (any, error) { b, err := f.AppendFile(nil, "/etc/slurm/gres.conf"); return string(b), err },
+			want: "", wantErr: errNode, asked: []string{"file /etc/slurm/gres.conf"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			n := &node{}
+			f := New(string(tt.records), n)
+			got, err := tt.call(f)
+			if !equal(got, tt.want) {
+				t.Errorf("got %#v, want %#v", got, tt.want)
+			}
+			if tt.wantErr == nil && err != nil || tt.wantErr != nil && !errors.Is(err, tt.wantErr) {
+				t.Errorf("error %v, want %v", err, tt.wantErr)
+			}
+			if !slices.Equal(n.asked, tt.asked) {
+				t.Errorf("asked the node %q, want %q", n.asked, tt.asked)
+			}
+			if answered := 1 - len(tt.asked); f.Answered != answered || f.Asked != len(tt.asked) {
+				t.Errorf("Answered %d, Asked %d; want %d and %d", f.Answered, f.Asked, answered, len(tt.asked))
+			}
+		})
+	}
+}
+
+func equal(a, b any) bool {
+	if as, ok := a.([]string); ok {
+		bs, ok := b.([]string)
+		return ok && (as == nil) == (bs == nil) && slices.Equal(as, bs)
+	}
+	return a == b
+}
+
+// TestAbsentErrorWording: a name recorded absent reads as the node's own
+// error for it, which the GPU search's warnings quote.
+func TestAbsentErrorWording(t *testing.T) {
+	f := New(string(AppendRecord(nil, KindAbsent, "/nonexistent/gres.conf", nil)), gpu.Root("/"))
+	_, recorded := f.AppendFile(nil, "/nonexistent/gres.conf")
+	_, real := gpu.Root("/").AppendFile(nil, "/nonexistent/gres.conf")
+	if recorded == nil || real == nil || recorded.Error() != real.Error() {
+		t.Errorf("recorded absent: %v; the node: %v", recorded, real)
+	}
+	_, recorded = f.Stat("/nonexistent/gres.conf")
+	_, real = gpu.Root("/").Stat("/nonexistent/gres.conf")
+	if recorded == nil || real == nil || recorded.Error() != real.Error() {
+		t.Errorf("stat recorded absent: %v; the node: %v", recorded, real)
+	}
+}
+
+func TestSource(t *testing.T) {
+	tests := []struct {
+		answered, asked int
+		want            string
+	}{
+		{0, 0, "none"},
+		{3, 0, "step"},
+		{0, 2, "node"},
+		{3, 1, "step+node"},
+	}
+	for _, tt := range tests {
+		f := &FS{Answered: tt.answered, Asked: tt.asked}
+		if got := f.Source(); got != tt.want {
+			t.Errorf("Answered %d Asked %d: %q, want %q", tt.answered, tt.asked, got, tt.want)
+		}
+	}
+}
