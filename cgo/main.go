@@ -118,10 +118,10 @@ func (out *outcome) compute() {
 	out.res = taskenv.Compute(out.env, out.opts)
 }
 
-// answer hands the Result, or the failure, to the shim as C strings and returns the
-// export's result code. It is a function of its own so that the strings it
-// builds take no room in the export's frame while Compute runs: the whole
-// call must fit the 4 KB stack a call from C starts on.
+// answer hands out's Result, or its failure, to the shim as C strings and
+// returns the export's result code. It is a function of its own so that
+// the strings it builds take no room in the export's frame while Compute
+// runs: the whole call must fit the 4 KB stack a call from C starts on.
 //
 //go:noinline
 func answer(out *outcome, stackMoved bool, value, log **C.char) C.int {
