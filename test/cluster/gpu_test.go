@@ -369,9 +369,9 @@ func stepGPUsAdmitted(tk task) bool {
 }
 
 // TestGPUsInContainer: a pyxis container step's tasks name their GPUs
-// too, with pyxis before spank-otel (the default, so the plugin reads the
-// files in the container's mount namespace, where enroot binds the node's
-// /dev, /proc and /etc/slurm) and after it.
+// too, with pyxis before spank-otel (the default: the task is in the
+// container's mount namespace when the helper is asked, and the step
+// parent's records of the node's files answer the search) and after it.
 func TestGPUsInContainer(t *testing.T) {
 	needGPUs(t)
 	needPyxis(t)
