@@ -397,6 +397,7 @@ srun -w c1 -n2 --gpus-per-task=1 `+containerMem+keep+` --container-image=`+conta
 				}
 				checkGPUs(t, tk, gpus, want)
 			}
+			checkFilesFromStep(t, tasks)
 		})
 	}
 }
