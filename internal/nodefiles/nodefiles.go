@@ -90,28 +90,20 @@ var errDamaged = errors.New("nodefiles: damaged device record")
 
 // AppendFile implements [gpu.FS].
 func (f *FS) AppendFile(dst []byte, name string) ([]byte, error) {
-	if kind := f.kindOf(name); kind == KindFile || kind == KindAbsent {
-		return f.appendRecord(dst, name)
+	if kind, data, _ := f.lookup(name); kind == KindFile || kind == KindAbsent {
+		return f.appendRecord(dst, name, kind, data)
 	}
 	f.Asked++
 	return f.node.AppendFile(dst, name)
 }
 
-// kindOf returns the kind of name's record, 0 for none. The methods ask
-// it first and answer in a function of their own, so that what they hold
-// while the node answers is small: the node's frames follow theirs on the
-// task path's 4 KB stack (cgo's TestTaskPathStack).
-//
-//go:noinline
-func (f *FS) kindOf(name string) byte {
-	kind, _, _ := f.lookup(name)
-	return kind
-}
+// The methods answer from a record in a function of their own, so that
+// what they hold while the node answers is small: the node's frames
+// follow theirs on the task path's 4 KB stack (cgo's TestTaskPathStack).
 
 //go:noinline
-func (f *FS) appendRecord(dst []byte, name string) ([]byte, error) {
+func (f *FS) appendRecord(dst []byte, name string, kind byte, data string) ([]byte, error) {
 	f.Answered++
-	kind, data, _ := f.lookup(name)
 	if kind == KindAbsent {
 		return dst, &absentError{"open", name}
 	}
@@ -120,17 +112,16 @@ func (f *FS) appendRecord(dst []byte, name string) ([]byte, error) {
 
 // ReadDir implements [gpu.FS].
 func (f *FS) ReadDir(name string) ([]string, error) {
-	if kind := f.kindOf(name); kind == KindDir || kind == KindAbsent {
-		return f.readDirRecord(name)
+	if kind, data, _ := f.lookup(name); kind == KindDir || kind == KindAbsent {
+		return f.readDirRecord(name, kind, data)
 	}
 	f.Asked++
 	return f.node.ReadDir(name)
 }
 
 //go:noinline
-func (f *FS) readDirRecord(name string) ([]string, error) {
+func (f *FS) readDirRecord(name string, kind byte, data string) ([]string, error) {
 	f.Answered++
-	kind, data, _ := f.lookup(name)
 	if kind == KindAbsent {
 		return nil, &absentError{"open", name}
 	}
@@ -152,17 +143,17 @@ func (f *FS) readDirRecord(name string) ([]string, error) {
 
 // Stat implements [gpu.FS].
 func (f *FS) Stat(name string) (gpu.Stat, error) {
-	if f.kindOf(name) != 0 {
-		return f.statRecord(name)
+	if kind, data, ok := f.lookup(name); ok {
+		return f.statRecord(name, kind, data)
 	}
 	f.Asked++
 	return f.node.Stat(name)
 }
 
 //go:noinline
-func (f *FS) statRecord(name string) (gpu.Stat, error) {
+func (f *FS) statRecord(name string, kind byte, data string) (gpu.Stat, error) {
 	f.Answered++
-	switch kind, data, _ := f.lookup(name); kind {
+	switch kind {
 	case KindCharDev:
 		if len(data) != 8 {
 			return gpu.Stat{}, errDamaged
