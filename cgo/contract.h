@@ -21,7 +21,7 @@
 /* What spank_otel_abi() returns. It changes whenever the C signature of an
  * export or the layout of struct so_task_request changes; the helper
  * refuses a library that reports another. */
-#define SO_ABI_VERSION 3
+#define SO_ABI_VERSION 4
 
 /* What spank_otel_task_env returns. */
 #define SO_RC_ERROR (-1) /* the library failed: leave the variable */
@@ -91,7 +91,8 @@ struct so_task_request {
 	 * the one computed from the inputs. */
 	int64_t max_env_bytes;
 	/* The node's files as the step parent read them (SO_NODE_*, below),
-	 * or NULL: the library reads the node itself. */
+	 * or NULL: the library reads the node itself (within the helper's
+	 * deadline). */
 	const char *node_files;
 	uint64_t node_files_len;
 };
@@ -115,6 +116,11 @@ struct so_task_request {
 #define SO_NODE_CHARDEV 'c' /* a character device (stat, never opened): uint32 major, uint32 minor */
 #define SO_NODE_OTHER 'o'   /* exists and is no character device (stat only): no data */
 #define SO_NODE_ABSENT 'n'  /* does not exist (ENOENT, ENOTDIR): no data */
+/* The step parent's reading did not finish within the plugin's deadline
+ * (a wedged GPU driver, a hung file system): the name is the file it was
+ * reading, no data, and it is the only record. The library reads nothing
+ * of the node for such a step: its GPU search fails, naming the file. */
+#define SO_NODE_STALLED 's'
 /* The most the records of one step may take; more and there are none. */
 #define SO_NODE_FILES_MAX (256L << 10)
 

@@ -35,6 +35,7 @@ func TestContractCopies(t *testing.T) {
 		{"nodefiles.KindCharDev vs SO_NODE_CHARDEV", nodefiles.KindCharDev, headerNodeDev},
 		{"nodefiles.KindOther vs SO_NODE_OTHER", nodefiles.KindOther, headerNodeOther},
 		{"nodefiles.KindAbsent vs SO_NODE_ABSENT", nodefiles.KindAbsent, headerNodeAbsent},
+		{"nodefiles.KindStalled vs SO_NODE_STALLED", nodefiles.KindStalled, headerNodeStalled},
 	}
 	for _, tc := range tests {
 		if tc.goV != tc.header {

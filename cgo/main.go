@@ -159,6 +159,8 @@ func (out *outcome) filesLine() string {
 		return lineDebug + "gpu search: node files from the node\n"
 	case "step+node":
 		return lineDebug + "gpu search: node files from the step and the node\n"
+	case "stalled":
+		return lineDebug + "gpu search: node files from the step, whose reading stalled: none read\n"
 	}
 	return ""
 }

@@ -16,16 +16,17 @@ import (
 // The numbers of contract.h the tests check Go's generated copies
 // against. Constants: the library pays nothing for them.
 const (
-	headerMaxEntry   = C.SO_MAX_ENTRY
-	headerExecSlack  = C.SO_EXEC_SLACK
-	headerArgFloor   = C.SO_ARG_FLOOR
-	headerArgCeiling = C.SO_ARG_CEILING
-	headerRegular    = C.SO_MAX_REGULAR_STEP
-	headerNodeFile   = C.SO_NODE_FILE
-	headerNodeDir    = C.SO_NODE_DIR
-	headerNodeDev    = C.SO_NODE_CHARDEV
-	headerNodeOther  = C.SO_NODE_OTHER
-	headerNodeAbsent = C.SO_NODE_ABSENT
+	headerMaxEntry    = C.SO_MAX_ENTRY
+	headerExecSlack   = C.SO_EXEC_SLACK
+	headerArgFloor    = C.SO_ARG_FLOOR
+	headerArgCeiling  = C.SO_ARG_CEILING
+	headerRegular     = C.SO_MAX_REGULAR_STEP
+	headerNodeFile    = C.SO_NODE_FILE
+	headerNodeDir     = C.SO_NODE_DIR
+	headerNodeDev     = C.SO_NODE_CHARDEV
+	headerNodeOther   = C.SO_NODE_OTHER
+	headerNodeAbsent  = C.SO_NODE_ABSENT
+	headerNodeStalled = C.SO_NODE_STALLED
 )
 
 // request is what a test asks the export besides the environment.

@@ -10,9 +10,9 @@
  * returning.
  */
 #define _GNU_SOURCE
-#if !defined(__x86_64__) && !defined(__aarch64__)
-#error "spank-otel supports x86_64 and aarch64 only: the raw clone of its helper passes clone's arguments in those architectures' order (see the comment above the glibc check below)"
-#endif
+/* First: it refuses an architecture before any system header can. */
+#include "rawclone.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -45,10 +45,10 @@
  * field behind set_tid_address, the robust-futex list, and getpid() and
  * raise() asking the kernel rather than a cached pid (2.25 on). Another C
  * library (musl locks its thread list around fork, and a raw clone would
- * leave the child waiting on it forever) or an architecture whose clone
- * argument order is not written out below is refused at build time,
- * rather than at a task's start (the architecture before any system
- * header, whose own errors would come first). uClibc defines __GLIBC__ too.
+ * leave the child waiting on it forever) is refused at build time, rather
+ * than at a task's start, as rawclone.h refuses an architecture whose
+ * clone argument order it does not write out. uClibc defines __GLIBC__
+ * too.
  */
 #if !defined(__GLIBC__) || defined(__UCLIBC__) || \
 	__GLIBC__ < 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ < 25)
@@ -528,8 +528,6 @@ static int thread_count(void)
  */
 static pid_t clone_helper(int *pidfd)
 {
-	unsigned long flags = CLONE_PIDFD | CLONE_CHILD_SETTID |
-			      CLONE_CHILD_CLEARTID;
 	int *tid = NULL;
 	void *head = NULL;
 	size_t head_len = 0;
@@ -542,11 +540,7 @@ static pid_t clone_helper(int *pidfd)
 		return -1;
 	}
 	syscall(SYS_get_robust_list, 0, &head, &head_len);
-#if defined(__x86_64__)
-	pid = syscall(SYS_clone, flags, NULL, pidfd, tid, 0UL);
-#else /* aarch64 */
-	pid = syscall(SYS_clone, flags, NULL, pidfd, 0UL, tid);
-#endif
+	pid = so_raw_clone(CLONE_CHILD_SETTID | CLONE_CHILD_CLEARTID, pidfd, tid);
 	if (pid == 0 && head)
 		syscall(SYS_set_robust_list, head, head_len);
 	return (pid_t)pid;

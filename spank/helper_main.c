@@ -23,7 +23,6 @@
  * answers exactly one request and exits.
  */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -47,6 +46,7 @@
 
 #include "cgroup.h"
 #include "clock.h"
+#include "fds.h"
 #include "fullio.h"
 #include "headroom.h"
 #include "helper_main.h"
@@ -192,25 +192,6 @@ static void reset_signals(void)
 	sigprocmask(SIG_SETMASK, &none, NULL);
 }
 
-static void close_from(int first)
-{
-	DIR *d;
-	struct dirent *e;
-
-	if (syscall(SYS_close_range, (unsigned)first, ~0U, 0) == 0)
-		return;
-	/* Kernels before 5.9. */
-	if (!(d = opendir("/proc/self/fd")))
-		return;
-	while ((e = readdir(d))) {
-		int fd = atoi(e->d_name);
-
-		if (fd >= first && fd != dirfd(d))
-			close(fd);
-	}
-	closedir(d);
-}
-
 /* Leaves exactly five descriptors: /dev/null as stdin, the stderr pipe as
  * stdout and stderr, the library at 3 and the socket at 4, both
  * close-on-exec (the library may run programs). Everything else slurmstepd
@@ -237,8 +218,9 @@ static int arrange_fds(int lib, int sock, int err)
 		return -1;
 	if (null != STDIN_FILENO && dup2(null, STDIN_FILENO) < 0)
 		return -1;
-	close_from(FIRST_FREE_FD);
-	return 0;
+	/* Fails closed: a helper that may hold slurmstepd's sockets loads
+	 * no library. */
+	return so_close_from(FIRST_FREE_FD);
 }
 
 /* Soft limits up to the hard ones: the helper lives for one call and a Go

@@ -6,7 +6,7 @@
  * task's final environment. The Go library never runs in a Slurm process:
  *
  *   step parent, slurm_spank_init_post_opt   open and check the library
- *   step parent, slurm_spank_user_init       read the node's GPU files
+ *   step parent, slurm_spank_user_init       record the node's GPU files
  *   task child, task_init_privileged         fork the helper (helper.h)
  *   task child, task_init                    ask it, spank_setenv the answer
  *
@@ -339,12 +339,26 @@ SO_EXPORT int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 	return 0;
 }
 
-/* Reads the node's files the library's GPU search reads, once for the
+/* Whether the step has GPUs on this node: Slurm's gres plugin sets
+ * SLURM_STEP_GPUS in the step's environment before this callback when it
+ * does, and unsets it when not (gres_common.c). The library's GPU search
+ * reads the node's files only for a task that has it. */
+static int step_has_gpus(spank_t sp)
+{
+	char v[2];
+	spank_err_t err = spank_getenv(sp, "SLURM_STEP_GPUS", v, sizeof(v));
+
+	return (err == ESPANK_SUCCESS && v[0]) || err == ESPANK_NOSPACE;
+}
+
+/* Records the node's files the library's GPU search reads, once for the
  * step's tasks: slurmstepd runs this callback in the step parent with the
- * job user's effective uid, before it forks them. */
+ * job user's effective uid, before it forks them. A child process reads
+ * them (nodefiles.h), within timeout=: a wedged driver or a hung file
+ * system costs the step's tasks their GPU keys, never their launch. */
 SO_EXPORT int slurm_spank_user_init(spank_t sp, int ac, char **av)
 {
-	const char *why;
+	const char *why, *stuck;
 	long long start;
 	int records;
 
@@ -353,11 +367,26 @@ SO_EXPORT int slurm_spank_user_init(spank_t sp, int ac, char **av)
 	if (spank_remote(sp) != 1 || !args_parsed || !step_enabled(&why) ||
 	    lib.fd < 0 || node_files.buf)
 		return 0;
+	if (!step_has_gpus(sp)) {
+		so_debug("node files: not recorded, the step has no GPUs on "
+			 "this node");
+		return 0;
+	}
 	start = so_monotonic_us();
 	/* slurmd's configuration file, which Slurm also puts in every
 	 * task's environment (configless: a file in its cache). */
-	records = so_node_files_read(&node_files, "", getenv("SLURM_CONF"));
-	if (records < 0)
+	records = so_node_files_record(&node_files, "", getenv("SLURM_CONF"),
+				       args.timeout_ms);
+	if ((stuck = so_node_files_stalled(&node_files)))
+		so_error("node files: reading %.256s did not finish within %d "
+			 "ms (a wedged GPU driver or a hung file system?); this "
+			 "step's tasks get no GPU keys%s",
+			 stuck, args.timeout_ms,
+			 node_files.left_behind
+				 ? "; the reading process stays blocked in the "
+				   "kernel until the read returns"
+				 : "");
+	else if (records < 0)
 		so_debug("node files: none recorded for the tasks (%s)",
 			 errno == ENOENT ? "no NVIDIA GPU on this node"
 					 : strerror(errno));

@@ -168,8 +168,11 @@ type nodeFacts struct {
 func (f *nodeFacts) read(fsys FS, confDir, node string) error {
 	// slurmd takes fake_gpus.conf for the detected GPUs and re-sorts
 	// them (gres_gpu.c): a test setup, not read here.
-	if _, err := fsys.Stat(confDir + "fake_gpus.conf"); !errors.Is(err, ErrNotExist) {
-		return errors.New(confDir + "fake_gpus.conf is present (or unreadable)")
+	switch _, err := fsys.Stat(confDir + "fake_gpus.conf"); {
+	case err == nil:
+		return errors.New(confDir + "fake_gpus.conf is present")
+	case !errors.Is(err, ErrNotExist):
+		return err
 	}
 	conf, err := f.readGresConf(fsys, confDir+"gres.conf", node)
 	if err != nil {

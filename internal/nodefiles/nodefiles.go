@@ -23,6 +23,11 @@ const (
 	KindCharDev = 'c' // a character device: major and minor, uint32 each
 	KindOther   = 'o' // exists, and is no character device
 	KindAbsent  = 'n' // does not exist
+	// KindStalled is the only record of a step whose reading did not
+	// finish within the plugin's timeout: the name it was reading. The
+	// node is then never asked: its read would block as the step
+	// parent's did.
+	KindStalled = 's'
 )
 
 // FS answers from the records and asks the node for the rest. It counts
@@ -31,6 +36,7 @@ const (
 type FS struct {
 	records string
 	node    gpu.FS
+	stalled string // the name a stalled reading blocked on, or ""
 	// Answered counts the questions the records answered, Asked those
 	// passed to the node.
 	Answered, Asked int
@@ -39,7 +45,38 @@ type FS struct {
 // New returns the FS of records, which it borrows (the plugin's are C
 // memory that outlives the call), over node.
 func New(records string, node gpu.FS) *FS {
-	return &FS{records: records, node: node}
+	f := &FS{records: records, node: node}
+	if len(records) > 1 && records[0] == KindStalled {
+		end := 1
+		for end < len(records) && records[end] != 0 {
+			end++
+		}
+		f.stalled = records[1:end]
+	}
+	return f
+}
+
+// ErrStalled is wrapped by the error of every question asked of records
+// whose reading stalled ([KindStalled]).
+var ErrStalled = errors.New("the step's reading of the node's files did not finish")
+
+// stalledError is the answer to every question of a stalled step.
+type stalledError struct{ op, name, stalled string }
+
+// Is makes errors.Is(err, ErrStalled) hold.
+func (e *stalledError) Is(target error) bool { return target == ErrStalled }
+
+func (e *stalledError) Error() string {
+	return e.op + " " + e.name + ": not read: when the step started, reading " + e.stalled +
+		" did not finish within the plugin's timeout (a wedged GPU driver or a hung file system?)"
+}
+
+// stall answers a question of a stalled step.
+//
+//go:noinline
+func (f *FS) stall(op, name string) error {
+	f.Answered++
+	return &stalledError{op, name, f.stalled}
 }
 
 // lookup returns the record of name. Records are read in order, and a
@@ -90,6 +127,9 @@ var errDamaged = errors.New("nodefiles: damaged device record")
 
 // AppendFile implements [gpu.FS].
 func (f *FS) AppendFile(dst []byte, name string) ([]byte, error) {
+	if f.stalled != "" {
+		return dst, f.stall("open", name)
+	}
 	if kind, data, _ := f.lookup(name); kind == KindFile || kind == KindAbsent {
 		return f.appendRecord(dst, name, kind, data)
 	}
@@ -112,6 +152,9 @@ func (f *FS) appendRecord(dst []byte, name string, kind byte, data string) ([]by
 
 // ReadDir implements [gpu.FS].
 func (f *FS) ReadDir(name string) ([]string, error) {
+	if f.stalled != "" {
+		return nil, f.stall("open", name)
+	}
 	if kind, data, _ := f.lookup(name); kind == KindDir || kind == KindAbsent {
 		return f.readDirRecord(name, kind, data)
 	}
@@ -143,6 +186,9 @@ func (f *FS) readDirRecord(name string, kind byte, data string) ([]string, error
 
 // Stat implements [gpu.FS].
 func (f *FS) Stat(name string) (gpu.Stat, error) {
+	if f.stalled != "" {
+		return gpu.Stat{}, f.stall("stat", name)
+	}
 	if kind, data, ok := f.lookup(name); ok {
 		return f.statRecord(name, kind, data)
 	}
@@ -171,11 +217,14 @@ func le32(s string) uint32 {
 
 // Source says where the files of one search came from, for the helper's
 // debug line: "none" (no file was read: a task without GPUs), "step" (all
-// from the records), "node" (all from the node) or "step+node".
+// from the records), "node" (all from the node), "step+node", or
+// "stalled" (the step's reading did not finish: nothing was read).
 func (f *FS) Source() string {
 	switch {
 	case f.Answered == 0 && f.Asked == 0:
 		return "none"
+	case f.stalled != "":
+		return "stalled"
 	case f.Asked == 0:
 		return "step"
 	case f.Answered == 0:

@@ -3,9 +3,11 @@ package nodefiles
 import (
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/spank-otel/spank-otel/detect/gpu"
+	"github.com/spank-otel/spank-otel/environ"
 )
 
 // node is the FS behind the records in the tests: it answers every
@@ -40,6 +42,11 @@ func records() []byte {
 	r = AppendRecord(r, KindFile, "/etc/slurm/empty.conf", nil)
 	r = AppendRecord(r, KindDir, "/empty", nil)
 	return r
+}
+
+// stalled are the records of a step whose reading blocked.
+func stalled() []byte {
+	return AppendRecord(nil, KindStalled, "/proc/driver/nvidia/gpus/0000:1b:00.0/information", nil)
 }
 
 func TestFS(t *testing.T) {
@@ -153,6 +160,24 @@ func TestFS(t *testing.T) {
 			want: "", wantErr: errNode, asked: []string{"file /b"},
 		},
 		{
+			name: "stalled: a file", records: stalled(),
+			call: func(f *FS) (any, error) {
+				b, err := f.AppendFile([]byte("kept"), "/etc/slurm/gres.conf")
+				return string(b), err
+			},
+			want: "kept", wantErr: ErrStalled,
+		},
+		{
+			name: "stalled: a directory", records: stalled(),
+			call: func(f *FS) (any, error) { return f.ReadDir("/proc/driver/nvidia/gpus") },
+			want: []string(nil), wantErr: ErrStalled,
+		},
+		{
+			name: "stalled: a stat", records: stalled(),
+			call: func(f *FS) (any, error) { return f.Stat("/dev/nvidia0") },
+			want: gpu.Stat{}, wantErr: ErrStalled,
+		},
+		{
 			name: "a name without its NUL ends them", records: []byte("f/etc/slurm/gres.conf"),
 			call: func(f *FS) (any, error) { b, err := f.AppendFile(nil, "/etc/slurm/gres.conf"); return string(b), err },
 			want: "", wantErr: errNode, asked: []string{"file /etc/slurm/gres.conf"},
@@ -200,6 +225,23 @@ func TestAbsentErrorWording(t *testing.T) {
 	_, real = gpu.Root("/").Stat("/nonexistent/gres.conf")
 	if recorded == nil || real == nil || recorded.Error() != real.Error() {
 		t.Errorf("stat recorded absent: %v; the node: %v", recorded, real)
+	}
+}
+
+// TestStalledSearch: a GPU task of a step whose reading stalled gets no
+// UUIDs and a warning naming the file that blocked, and the node is never
+// asked (its read would block too).
+func TestStalledSearch(t *testing.T) {
+	n := &node{}
+	f := New(string(stalled()), n)
+	env := environ.List([]string{"CUDA_VISIBLE_DEVICES=0", "SLURM_STEP_GPUS=0", "SLURM_GPUS_ON_NODE=1",
+		"SLURM_CONF=/etc/slurm/slurm.conf", "SLURMD_NODENAME=n1"})
+	uuids, warns := gpu.Find(env, f)
+	if uuids != nil || len(warns) != 1 || !strings.Contains(warns[0].Message, "reading /proc/driver/nvidia/gpus/0000:1b:00.0/information did not finish") {
+		t.Errorf("got %q, %v", uuids, warns)
+	}
+	if len(n.asked) != 0 || f.Source() != "stalled" {
+		t.Errorf("asked the node %q; source %q", n.asked, f.Source())
 	}
 }
 

@@ -1243,11 +1243,20 @@ int main(int argc, char **argv)
 		for (e = env; *e; e++)
 			if (!strncmp(*e, "SLURM_CONF=", 11))
 				conf = *e + 11;
-		n = so_node_files_read(&c.node_files,
-				       strcmp(c.node_root, "/") ? c.node_root : "",
-				       conf);
+		n = so_node_files_record(&c.node_files,
+					 strcmp(c.node_root, "/") ? c.node_root : "",
+					 conf, c.timeout_ms);
 		if (c.dump_node_files) {
-			if (n < 0)
+			const char *name = so_node_files_stalled(&c.node_files);
+
+			if (name)
+				fprintf(stderr, "spank-otel-harness: stalled "
+					"reading %s after %lld ms%s\n", name,
+					(now_ns() - t0) / 1000000,
+					c.node_files.left_behind
+						? "; the reader is left behind"
+						: "");
+			else if (n < 0)
 				die("no node files: %s", strerror(errno));
 			return fwrite(c.node_files.buf, 1, c.node_files.len, stdout) ==
 					       c.node_files.len && fflush(stdout) == 0

@@ -230,6 +230,26 @@ EXPORT spank_err_t spank_setenv(spank_t sp, const char *var, const char *val,
 	return ESPANK_SUCCESS;
 }
 
+/* As Slurm's: ESPANK_NOSPACE when the value and its NUL do not fit. */
+EXPORT spank_err_t spank_getenv(spank_t sp, const char *var, char *buf,
+				int len)
+{
+	char **e;
+	const char *val;
+
+	if (!sp || !var || !buf || len <= 0)
+		return ESPANK_BAD_ARG;
+	if (sp->ctx != S_CTX_REMOTE)
+		return ESPANK_NOT_REMOTE;
+	if (!(e = env_find(*sp->env, var)))
+		return ESPANK_ENV_NOEXIST;
+	val = *e + strlen(var) + 1;
+	if (strlen(val) >= (size_t)len)
+		return ESPANK_NOSPACE;
+	strcpy(buf, val);
+	return ESPANK_SUCCESS;
+}
+
 EXPORT spank_err_t spank_unsetenv(spank_t sp, const char *var)
 {
 	if (!sp || !var)

@@ -49,6 +49,7 @@ var files = map[string]*string{
 	"go":       flag.String("go", "", "an empty Go c-shared library (make -C spank goempty)"),
 	"fault":    flag.String("fault", "", "the Go library that crashes on request (make -C spank faultlib)"),
 	"real":     flag.String("real", "", "the real libspankotel.so (make lib)"),
+	"fusehang": flag.String("fusehang", "", "test/fusehang, a file whose reads never return (make -C spank harness)"),
 }
 
 // tally counts the checks (the leaf subtests) for the line make ctest ends

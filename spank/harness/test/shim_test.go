@@ -109,6 +109,13 @@ func TestShim(t *testing.T) {
 		{name: "shim: the job's uid unknown: no helper, one error, and the task keeps no descriptor of the library", lib: fake,
 			args: append(append(job, "--fail-item", "uid"), watch...),
 			want: []string{`log error spank-otel: cannot read the job's uid and gid`, `^task_lib_fd=no$`, `^task_init=0$`, `!^env=OTEL`}},
+		// The node's files are recorded for a step that has GPUs on the
+		// node only (this machine has no driver: none found).
+		{name: "shim: a step without GPUs on the node records none of the node's files", lib: fake,
+			args: job, want: []string{`^user_init=0$`, `log debug spank-otel: node files: not recorded, the step has no GPUs on this node$`, written}},
+		{name: "shim: a step with GPUs on the node looks for them", lib: fake,
+			args: append(job, "--env", "SLURM_STEP_GPUS=0,1"),
+			want: []string{`^user_init=0$`, `log debug spank-otel: node files: none recorded for the tasks \(no NVIDIA GPU on this node\)$`, written}},
 		{name: "shim: the task keeps no descriptor of the library after a normal call", lib: fake,
 			args: append(job, watch...), want: []string{`^task_lib_fd=no$`, written}},
 		{name: "shim: the budget's inputs: the stack limit and the task's arguments", lib: fake,
