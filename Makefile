@@ -62,6 +62,8 @@ DEB_PACKAGES := gcc make dpkg-buildpackage=dpkg-dev dh=debhelper help2man
 RPM_PACKAGES := gcc make rpmbuild=rpm help2man
 HOST_PACKAGES := $(DEB_PACKAGES) $(RPM_PACKAGES) git debootstrap dockerd=docker.io docker-compose \
 	python3 readelf=binutils lintian rpmlint
+# test/fusehang, the file whose reads never return (ctest, cluster-test).
+FUSE_PACKAGES := pkg-config=pkgconf /usr/include/fuse3/fuse_lowlevel.h=libfuse3-dev
 BACKEND_PACKAGES := npm chromium curl /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf=fonts-dejavu-core
 
 .PHONY: all lib cli shim probe headers testlibs deb rpm install man deps dockerd unit ctest package-test package-test-one gpu-selftest \
@@ -237,6 +239,7 @@ unit:
 # into a build directory of that release's own (make notices no header change
 # from another release: their files are older than the objects).
 ctest: lib headers
+	@. packaging/lib/common.sh && ensure_packages $(FUSE_PACKAGES)
 	$(MAKE) -C spank test SLURM_INCLUDE=$(abspath $(BUILD)/slurm-headers/$(SLURM)/usr/include) \
 	  BUILD=$(abspath $(BUILD))/ctest-$(SLURM) REAL=$(abspath $(BUILD)/libspankotel.so)
 
@@ -251,6 +254,7 @@ package-test-one: deps
 	packaging/rpm/test.sh $$(ls -t $(BUILD)/rpm/RPMS/*/slurm-spank-otel-*.sl$(subst .,,$(SLURM)).*.rpm | head -n1)
 
 cluster-test: dockerd cli backend-deps
+	@. packaging/lib/common.sh && ensure_packages $(FUSE_PACKAGES)
 	@mkdir -p $(BUILD)
 	test/cluster/run.sh $(SLURMS)
 

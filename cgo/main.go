@@ -88,7 +88,7 @@ func taskEnv(req *C.struct_so_task_request, node gpu.FS, value **C.char, log **C
 // Compute's frames on the stack, and Compute with none of its.
 type outcome struct {
 	env     []string
-	files   *nodefiles.FS // the step's records the GPU search read first, or nil
+	files   *nodefiles.FS // the step's records (maybe none) over the node, which the GPU search read
 	opts    taskenv.Options
 	res     taskenv.Result
 	failure string // empty unless a step panicked
@@ -101,13 +101,10 @@ type outcome struct {
 func (out *outcome) read(req *C.struct_so_task_request, node gpu.FS) {
 	defer recoverInto(&out.res, &out.failure)
 	out.env = cStrings(req.envp)
-	// Without records the search reads the node through nothing else:
-	// that path is as deep as it was before there were records.
-	var fsys = node
-	if out.files = newFiles(req, node); out.files != nil {
-		fsys = out.files
-	}
-	setOptions(&out.opts, req, taskenv.FindGPUs(out.env, fsys))
+	// Without records every question goes to the node, and is counted:
+	// the debug line then says whether the search read anything.
+	out.files = newFiles(req, node)
+	setOptions(&out.opts, req, taskenv.FindGPUs(out.env, out.files))
 }
 
 // compute runs taskenv.Compute on the request as read took it.
@@ -146,11 +143,8 @@ func answer(out *outcome, stackMoved bool, value, log **C.char) C.int {
 // on a GPU node should say), from the node, or both. No search, no line.
 func (out *outcome) filesLine() string {
 	source := "none"
-	switch {
-	case out.files != nil:
+	if out.files != nil {
 		source = out.files.Source()
-	case out.opts.GPUs != nil: // a search, without records
-		source = "node"
 	}
 	switch source {
 	case "step":
@@ -183,7 +177,7 @@ func setOptions(opts *taskenv.Options, req *C.struct_so_task_request, gpus *task
 }
 
 // newFiles returns the node's files for the GPU search: the request's
-// records (contract.h) over node, nil when it has none. The records are C
+// records (contract.h) over node, none when it has none. The records are C
 // memory the helper inherited from the step parent, which outlives the
 // call. A function of its own keeps read's frame small
 // (TestTaskPathStack).
@@ -191,7 +185,7 @@ func setOptions(opts *taskenv.Options, req *C.struct_so_task_request, gpus *task
 //go:noinline
 func newFiles(req *C.struct_so_task_request, node gpu.FS) *nodefiles.FS {
 	if req.node_files == nil || req.node_files_len == 0 || req.node_files_len > C.SO_NODE_FILES_MAX {
-		return nil
+		return nodefiles.New("", node)
 	}
 	return nodefiles.New(unsafe.String((*byte)(unsafe.Pointer(req.node_files)), int(req.node_files_len)), node)
 }

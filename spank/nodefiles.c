@@ -382,6 +382,8 @@ recorder(struct shared *sh, const char *root, const char *slurm_conf)
 
 	sigfillset(&all);
 	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &all, NULL, _NSIG / 8);
+	/* Its name in ps, where an admin finds one the kernel holds. */
+	prctl(PR_SET_NAME, SO_NODE_READER_NAME, 0, 0, 0);
 	if (so_close_from(0) != 0 ||
 	    syscall(SYS_setresgid, gid, gid, gid) != 0 ||
 	    syscall(SYS_setresuid, uid, uid, uid) != 0 ||

@@ -24,6 +24,9 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+/* The reading process's name (comm), as ps shows it. */
+#define SO_NODE_READER_NAME "spank-otel-rd"
+
 /* The records of one step. */
 struct so_node_files {
 	char *buf; /* NULL when there are none */

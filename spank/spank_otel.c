@@ -377,15 +377,19 @@ SO_EXPORT int slurm_spank_user_init(spank_t sp, int ac, char **av)
 	 * task's environment (configless: a file in its cache). */
 	records = so_node_files_record(&node_files, "", getenv("SLURM_CONF"),
 				       args.timeout_ms);
-	if ((stuck = so_node_files_stalled(&node_files)))
+	if ((stuck = so_node_files_stalled(&node_files))) {
+		char left[96] = "";
+
+		if (node_files.left_behind)
+			snprintf(left, sizeof(left), "; its reader (%s, pid %d) "
+				 "stays blocked in the kernel until the read "
+				 "returns", SO_NODE_READER_NAME,
+				 (int)node_files.left_behind);
 		so_error("node files: reading %.256s did not finish within %d "
 			 "ms (a wedged GPU driver or a hung file system?); this "
 			 "step's tasks get no GPU keys%s",
-			 stuck, args.timeout_ms,
-			 node_files.left_behind
-				 ? "; the reading process stays blocked in the "
-				   "kernel until the read returns"
-				 : "");
+			 stuck, args.timeout_ms, left);
+	}
 	else if (records < 0)
 		so_debug("node files: none recorded for the tasks (%s)",
 			 errno == ENOENT ? "no NVIDIA GPU on this node"

@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -90,9 +91,15 @@ int main(int argc, char **argv)
 	int rc;
 
 	if (argc == 4 && !strcmp(argv[1], "--mntns")) {
-		char path[64];
-		int ns;
+		char path[64], opts[128], dev[32];
+		struct stat st;
+		int ns, fd;
 
+		/* /dev/fuse of this namespace: the node's has none. */
+		if ((fd = open("/dev/fuse", O_RDWR | O_CLOEXEC)) < 0) {
+			perror("/dev/fuse");
+			return 1;
+		}
 		snprintf(path, sizeof(path), "/proc/%s/ns/mnt", argv[2]);
 		if ((ns = open(path, O_RDONLY | O_CLOEXEC)) < 0 || setns(ns, CLONE_NEWNS) != 0) {
 			perror(path);
@@ -100,21 +107,41 @@ int main(int argc, char **argv)
 		}
 		close(ns);
 		mnt = argv[3];
+		if (stat(mnt, &st) != 0) {
+			perror(mnt);
+			return 1;
+		}
+		snprintf(opts, sizeof(opts), "fd=%d,rootmode=%o,user_id=0,group_id=0,allow_other",
+			 fd, st.st_mode & S_IFMT);
+		if (mount("fusehang", mnt, "fuse.fusehang", MS_NOSUID | MS_NODEV, opts) != 0) {
+			perror("mount");
+			return 1;
+		}
+		/* libfuse serves a file system mounted by its caller. */
+		snprintf(dev, sizeof(dev), "/dev/fd/%d", fd);
+		se = fuse_session_new(&args, &ops, sizeof(ops), NULL);
+		if (!se || fuse_set_signal_handlers(se) != 0 || fuse_session_mount(se, dev) != 0) {
+			fprintf(stderr, "fusehang: cannot serve %s\n", mnt);
+			umount2(mnt, MNT_DETACH);
+			return 1;
+		}
 	} else if (argc == 2) {
 		mnt = argv[1];
+		se = fuse_session_new(&args, &ops, sizeof(ops), NULL);
+		if (!se || fuse_set_signal_handlers(se) != 0 || fuse_session_mount(se, mnt) != 0) {
+			fprintf(stderr, "fusehang: cannot mount on %s\n", mnt);
+			return 1;
+		}
 	} else {
 		fprintf(stderr, "usage: fusehang [--mntns PID] MOUNTPOINT\n");
 		return 2;
-	}
-	se = fuse_session_new(&args, &ops, sizeof(ops), NULL);
-	if (!se || fuse_set_signal_handlers(se) != 0 || fuse_session_mount(se, mnt) != 0) {
-		fprintf(stderr, "fusehang: cannot mount on %s\n", mnt);
-		return 1;
 	}
 	printf("ready\n");
 	fflush(stdout);
 	rc = fuse_session_loop(se);
 	fuse_session_unmount(se);
+	if (argc == 4)
+		umount2(mnt, MNT_DETACH); /* mounted here, not by libfuse */
 	fuse_remove_signal_handlers(se);
 	fuse_session_destroy(se);
 	return rc < 0 ? 1 : 0;

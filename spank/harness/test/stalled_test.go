@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -39,7 +40,7 @@ func hangFile(t *testing.T, root, name string) (stop func()) {
 	}
 	return func() {
 		t.Helper()
-		cmd.Process.Signal(os.Interrupt)
+		cmd.Process.Signal(syscall.SIGTERM)
 		cmd.Wait()
 		deadline := time.Now().Add(5 * time.Second)
 		for {
