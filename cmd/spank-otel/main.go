@@ -76,6 +76,7 @@ type cli struct {
 	stepID         string
 	rank           string
 	root           string
+	admitted       string
 	runID          string
 	doctor         doctorFlags
 }
@@ -89,13 +90,15 @@ func commands() []command {
 		func(c *cli) *string { return &c.rank }}
 	root := &stringFlag{"root", "the file system root where a step's task finds its GPUs (gres.conf, /dev, /proc/driver/nvidia), as the plugin reads / (default /)",
 		func(c *cli) *string { return &c.root }}
+	admitted := &stringFlag{"admitted", "the minors of the /dev/nvidiaN a bound task's device cgroup admits (e.g. 2 or 0,3), for a copy of a node under --root, which has no device cgroup to ask; on / the kernel is asked, from this process's cgroups",
+		func(c *cli) *string { return &c.admitted }}
 	runID := &stringFlag{"run-id", "run id to use outside Slurm (default: $TORCHELASTIC_RUN_ID)",
 		func(c *cli) *string { return &c.runID }}
 	return []command{
-		{name: "task-env", args: "[--step-id N] [--rank on|off] [--root DIR]", run: (*cli).taskEnv, flags: []*stringFlag{stepID, rank, root},
+		{name: "task-env", args: "[--step-id N] [--rank on|off] [--root DIR] [--admitted MINORS]", run: (*cli).taskEnv, flags: []*stringFlag{stepID, rank, root, admitted},
 			summary: "print the OTEL_RESOURCE_ATTRIBUTES value the plugin would write for this environment"},
-		{name: "export", args: "[--stage sbatch|task] [--step-id N] [--rank on|off] [--root DIR]", run: (*cli).export,
-			flags:   []*stringFlag{stage, stepID, rank, root},
+		{name: "export", args: "[--stage sbatch|task] [--step-id N] [--rank on|off] [--root DIR] [--admitted MINORS]", run: (*cli).export,
+			flags:   []*stringFlag{stage, stepID, rank, root, admitted},
 			summary: "print it as a shell export line, for eval in a batch script or TaskProlog"},
 		{name: "decode", args: "[VALUE]", run: (*cli).decode,
 			summary: "decode VALUE (default: $OTEL_RESOURCE_ATTRIBUTES) into a JSON object of strings"},
@@ -180,7 +183,15 @@ func (c *cli) options(stage taskenv.Stage) (taskenv.Options, error) {
 	if root == "" {
 		root = "/"
 	}
-	opts := taskenv.Options{MaxEnvBytes: c.maxEnvBytes, Stage: stage, GPUs: taskenv.FindGPUs(c.env, gpu.Root(root))}
+	fsys := gpu.Root(root)
+	if c.admitted != "" {
+		minors, err := parseMinors(c.admitted)
+		if err != nil {
+			return taskenv.Options{}, err
+		}
+		fsys = admittedFS{fsys, minors}
+	}
+	opts := taskenv.Options{MaxEnvBytes: c.maxEnvBytes, Stage: stage, GPUs: taskenv.FindGPUs(c.env, fsys)}
 	switch c.rank {
 	case "", "off":
 	case "on":
@@ -196,6 +207,29 @@ func (c *cli) options(stage taskenv.Stage) (taskenv.Options, error) {
 		opts.Step = &id
 	}
 	return opts, nil
+}
+
+// admittedFS is a node's files with the device nodes a task's device
+// cgroup admits given by the admin (--admitted), as the task's helper
+// would find them with access(2).
+type admittedFS struct {
+	gpu.FS
+	minors map[string]bool // by device node name
+}
+
+func (a admittedFS) Usable(name string) (bool, error) { return a.minors[name], nil }
+
+// parseMinors reads --admitted: comma-separated device minors.
+func parseMinors(list string) (map[string]bool, error) {
+	minors := map[string]bool{}
+	for _, m := range strings.Split(list, ",") {
+		n, err := strconv.ParseUint(m, 10, 20)
+		if err != nil {
+			return nil, fmt.Errorf("--admitted must list device minors such as 0,3, not %q", list)
+		}
+		minors["/dev/nvidia"+strconv.FormatUint(n, 10)] = true
+	}
+	return minors, nil
 }
 
 // Slurm's ids of its special steps that run a task (slurm.h).

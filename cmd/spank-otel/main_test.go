@@ -3,7 +3,10 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -185,10 +188,60 @@ func TestRootFlag(t *testing.T) {
 		code, stdout, stderr := invoke(args, env)
 		assert.Equal(t, code, exitOK, stderr)
 		assert.Assert(t, !strings.Contains(stdout, "nv.gpu."), stdout)
-		assert.Assert(t, strings.Contains(stderr, `spank-otel: note: key "nv.gpu.uuids": no GPU UUIDs: stat `+root+"/dev/nvidia0: no such file or directory"), stderr)
+		assert.Assert(t, strings.Contains(stderr, `spank-otel: note: key "nv.gpu.uuid": no GPU UUIDs: stat `+root+"/dev/nvidia0: no such file or directory"), stderr)
 	}
 	// An empty root has no gres.conf.
 	code, _, stderr := invoke([]string{"task-env", "--root", t.TempDir()}, env)
 	assert.Equal(t, code, exitOK, stderr)
 	assert.Assert(t, strings.Contains(stderr, "/etc/slurm/gres.conf: no such file or directory"), stderr)
+}
+
+// TestAdmittedFlag: --admitted names the GPUs a bound task's device cgroup
+// admits on a copy of a node, which has no cgroup to ask: the task then
+// gets its own GPU, not the step's first that Slurm's variables name. As
+// root the copy gets its device nodes and the whole answer is checked;
+// otherwise the note shows that the admitted node was looked for.
+func TestAdmittedFlag(t *testing.T) {
+	root := t.TempDir()
+	write := func(name, text string) {
+		t.Helper()
+		path := filepath.Join(root, name)
+		assert.NilError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+		assert.NilError(t, os.WriteFile(path, []byte(text), 0o644))
+	}
+	write("etc/slurm/gres.conf", "AutoDetect=nvidia\n")
+	write("etc/slurm/cgroup.conf", "ConstrainDevices=yes\n")
+	uuids := []string{"GPU-00000000-0000-4000-8000-000000000000", "GPU-11111111-0000-4000-8000-000000000000"}
+	for i, u := range uuids {
+		write(fmt.Sprintf("proc/driver/nvidia/gpus/0000:%d1:00.0/information", i+1),
+			fmt.Sprintf("Model: X\nGPU UUID: %s\nDevice Minor: %d\n", u, i))
+	}
+	asRoot := os.Geteuid() == 0
+	if asRoot {
+		assert.NilError(t, os.MkdirAll(filepath.Join(root, "dev"), 0o755))
+		for i := range uuids {
+			assert.NilError(t, unix.Mknod(filepath.Join(root, fmt.Sprintf("dev/nvidia%d", i)), unix.S_IFCHR|0o666, int(unix.Mkdev(195, uint32(i)))))
+		}
+	}
+	// A task bound to the second GPU: Slurm's variables say 0.
+	env := append([]string{"SLURM_CONF=/etc/slurm/slurm.conf", "CUDA_VISIBLE_DEVICES=0",
+		"SLURM_STEP_GPUS=0", "SLURM_GPUS_ON_NODE=2"}, slurmStep...)
+
+	code, stdout, stderr := invoke([]string{"task-env", "--root", root}, env)
+	assert.Equal(t, code, exitOK, stderr)
+	assert.Assert(t, strings.Contains(stderr, "under ConstrainDevices the task has 1 of its step's 2 GPUs"), stderr)
+	assert.Assert(t, !strings.Contains(stdout, "nv.gpu."), stdout)
+
+	code, stdout, stderr = invoke([]string{"task-env", "--root", root, "--admitted", "1"}, env)
+	assert.Equal(t, code, exitOK, stderr)
+	if asRoot {
+		assert.Assert(t, strings.Contains(stdout, "nv.gpu.uuid="+uuids[1]), stdout)
+		assert.Assert(t, strings.Contains(stdout, "nv.gpu.0.uuid="+uuids[1]), stdout)
+	} else {
+		assert.Assert(t, strings.Contains(stderr, "stat "+root+"/dev/nvidia1: no such file or directory"), stderr)
+	}
+
+	code, _, stderr = invoke([]string{"task-env", "--root", root, "--admitted", "one"}, env)
+	assert.Assert(t, code != exitOK)
+	assert.Assert(t, strings.Contains(stderr, "--admitted must list device minors"), stderr)
 }

@@ -9,8 +9,11 @@ import (
 )
 
 // node is a node's files held in memory: two GPUs, device files whose
-// minors follow PCI order, gres.conf and cgroup.conf.
+// minors follow PCI order, gres.conf and cgroup.conf. The task's device
+// cgroup admits the second GPU only.
 type node map[string]string
+
+func (n node) Usable(name string) (bool, error) { return name == "/dev/nvidia1", nil }
 
 func (n node) AppendFile(dst []byte, name string) ([]byte, error) {
 	if text, ok := n[name]; ok {
@@ -45,22 +48,29 @@ func ExampleFind() {
 		"/proc/driver/nvidia/gpus/0000:3b:00.0/information": "Model: \t\t NVIDIA H100\n" +
 			"GPU UUID: \t GPU-0a1b2c3d-0000-4000-8000-000000000001\nDevice Minor: \t 1\n",
 	}
-	// A task of a step given the node's second GPU (GRES index 1): under
-	// ConstrainDevices CUDA numbers it 0.
+	// A task bound to the node's second GPU (--gpus-per-task=1 in a step
+	// of both): Slurm numbers it 0 under ConstrainDevices and names the
+	// step's first GPU in SLURM_STEP_GPUS; the device cgroup tells.
 	task := environ.Map{
 		"SLURM_CONF":           "/etc/slurm/slurm.conf",
 		"CUDA_VISIBLE_DEVICES": "0",
-		"SLURM_STEP_GPUS":      "1",
-		"SLURM_GPUS_ON_NODE":   "1",
+		"SLURM_STEP_GPUS":      "0",
+		"SLURM_GPUS_ON_NODE":   "2",
 	}
 	uuids, warnings := gpu.Find(task, fsys)
-	fmt.Printf("%s=%s %s=%d %v\n", gpu.KeyUUIDs, gpu.Join(uuids), gpu.KeyCount, len(uuids), warnings)
+	for _, kv := range gpu.Keys(uuids) {
+		fmt.Printf("%s=%s\n", kv.Key, kv.Value)
+	}
+	fmt.Println(warnings)
 
 	// A MIG instance: nothing, and why.
 	task["CUDA_VISIBLE_DEVICES"] = "MIG-4b9a2d2f-1c8b-5e5e-9d4c-2f7a0c3b1e11"
 	uuids, warnings = gpu.Find(task, fsys)
 	fmt.Println(uuids, warnings)
 	// Output:
-	// nv.gpu.uuids=GPU-0a1b2c3d-0000-4000-8000-000000000001 nv.gpu.count=1 []
-	// [] [key "nv.gpu.uuids": no GPU UUIDs: CUDA_VISIBLE_DEVICES names MIG devices, which are out of scope]
+	// nv.gpu.0.uuid=GPU-0a1b2c3d-0000-4000-8000-000000000001
+	// nv.gpu.count=1
+	// nv.gpu.uuid=GPU-0a1b2c3d-0000-4000-8000-000000000001
+	// []
+	// [] [key "nv.gpu.uuid": no GPU UUIDs: CUDA_VISIBLE_DEVICES names MIG devices, which are out of scope]
 }

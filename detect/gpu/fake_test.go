@@ -6,10 +6,12 @@ import (
 	"strings"
 )
 
-// fakeFS is an FS held in memory: files, and device nodes by name.
+// fakeFS is an FS held in memory: files, device nodes by name, and the
+// device nodes the task's device cgroup admits (nil: no cgroup to ask).
 type fakeFS struct {
-	files   map[string]string
-	devices map[string]Stat
+	files    map[string]string
+	devices  map[string]Stat
+	admitted map[string]bool
 }
 
 func (f fakeFS) AppendFile(dst []byte, name string) ([]byte, error) {
@@ -37,6 +39,23 @@ func (f fakeFS) ReadDir(name string) ([]string, error) {
 	}
 	sort.Sort(sort.Reverse(sort.StringSlice(names))) // no order is promised
 	return names, nil
+}
+
+func (f fakeFS) Usable(name string) (bool, error) {
+	if f.admitted == nil {
+		return false, ErrNoOracle
+	}
+	return f.admitted[name], nil
+}
+
+// admitting returns f whose task's device cgroup admits the device nodes
+// of the given minors.
+func admitting(f fakeFS, minors ...int) fakeFS {
+	f.admitted = map[string]bool{}
+	for _, m := range minors {
+		f.admitted[fmt.Sprintf("/dev/nvidia%d", m)] = true
+	}
+	return f
 }
 
 func (f fakeFS) Stat(name string) (Stat, error) {
@@ -95,8 +114,12 @@ func node(name string, gpus []fakeGPU, gres, cgroup string) fakeFS {
 // gpusInPCIOrder returns n alike GPUs whose minors follow PCI order.
 func gpusInPCIOrder(n int) []fakeGPU {
 	var gpus []fakeGPU
+	step := 0x10
+	if n > 14 {
+		step = 0x08 // two hex digits still
+	}
 	for i := range n {
-		gpus = append(gpus, fakeGPU{pci: fmt.Sprintf("0000:%02x:00.0", 0x1b+i*0x10), minor: i, model: "NVIDIA H100 80GB HBM3"})
+		gpus = append(gpus, fakeGPU{pci: fmt.Sprintf("0000:%02x:00.0", 0x1b+i*step), minor: i, model: "NVIDIA H100 80GB HBM3"})
 	}
 	return gpus
 }

@@ -18,7 +18,17 @@ type FS interface {
 	// Stat describes the named file, following links, without opening
 	// it: opening a GPU's device node may initialise the GPU.
 	Stat(name string) (Stat, error)
+	// Usable reports whether the task may read and write the named device
+	// node, as access(2) answers in the task's cgroups: the mode bits,
+	// then the kernel's device controller (cgroup v1's list, cgroup v2's
+	// BPF program), without opening it. An FS that cannot tell (a copy
+	// of a node has no device cgroup) returns [ErrNoOracle].
+	Usable(name string) (bool, error)
 }
+
+// ErrNoOracle is the error of an [FS] whose Usable cannot tell which
+// devices the task may use.
+var ErrNoOracle = errors.New("no device cgroup to ask")
 
 // Stat is what [FS.Stat] tells of a file.
 type Stat struct {
@@ -76,6 +86,37 @@ func wrap(op, name string, err error) error {
 	}
 	return err
 }
+
+// Usable asks the kernel by path, with the caller's real ids (the helper
+// has the job's). A copy of a node (Root of a directory) has no device
+// cgroup of its own: ErrNoOracle.
+func (r rootFS) Usable(name string) (bool, error) {
+	if r != "" {
+		return false, ErrNoOracle
+	}
+	return usable(name)
+}
+
+//go:noinline
+func usable(name string) (bool, error) {
+	const rw = 4 | 2 // R_OK | W_OK
+	for {
+		switch err := syscall.Faccessat(_AT_FDCWD, name, rw, 0); err {
+		case nil:
+			return true, nil
+		case syscall.EINTR:
+			continue
+		case syscall.EACCES, syscall.EPERM, syscall.ENOENT, syscall.ENOTDIR:
+			return false, nil
+		default:
+			return false, wrap("access", name, err)
+		}
+	}
+}
+
+// _AT_FDCWD is the kernel's AT_FDCWD: names relative to the working
+// directory (every name here is absolute).
+const _AT_FDCWD = -100
 
 // maxFile bounds what AppendFile reads: gres.conf and the driver's files
 // are a few KiB, and a task's helper must not read a huge file.

@@ -1,7 +1,9 @@
 package gpu
 
 import (
+	"cmp"
 	"errors"
+	"slices"
 	"strconv"
 
 	"github.com/spank-otel/spank-otel/environ"
@@ -9,16 +11,64 @@ import (
 	"github.com/spank-otel/spank-otel/libcarrier"
 )
 
-// The keys of a task's GPUs (docs/spec.md, section 3): the UUIDs, joined
-// with commas in CUDA_VISIBLE_DEVICES order, and their number.
+// The keys of a task's GPUs (docs/spec.md, section 3).
 const (
-	KeyUUIDs = "nv.gpu.uuids"
+	// KeyCount is the number of the task's GPUs.
 	KeyCount = "nv.gpu.count"
+	// KeyUUID is the UUID of a task's one GPU, written only when it has
+	// exactly one: its value equals dcgm-exporter's UUID label.
+	KeyUUID = "nv.gpu.uuid"
+	// KeyUUIDs was the comma-separated list of earlier versions. It is
+	// never written; an inherited one is removed as another task's.
+	KeyUUIDs = "nv.gpu.uuids"
 )
 
-// IsKey reports whether key is one of the GPU keys, [KeyUUIDs] or
-// [KeyCount]: a task's own, never read from an inherited carrier.
-func IsKey(key string) bool { return key == KeyUUIDs || key == KeyCount }
+// MaxGPUs is the most GPUs of one task that are named, one key each
+// ([OrdinalKey]).
+const MaxGPUs = 16
+
+// OrdinalKey returns the key of the UUID of the task's GPU that CUDA
+// numbers ordinal in the task: nv.gpu.<ordinal>.uuid.
+func OrdinalKey(ordinal int) string {
+	return "nv.gpu." + strconv.Itoa(ordinal) + ".uuid"
+}
+
+// IsKey reports whether key is one of the GPU keys ([KeyCount], [KeyUUID],
+// an [OrdinalKey], or the older [KeyUUIDs]): a task's own, never read from
+// an inherited carrier.
+func IsKey(key string) bool {
+	if key == KeyCount || key == KeyUUID || key == KeyUUIDs {
+		return true
+	}
+	if !strs.HasPrefix(key, "nv.gpu.") {
+		return false
+	}
+	rest, n := key[len("nv.gpu."):], 0
+	for n < len(rest) && rest[n] >= '0' && rest[n] <= '9' {
+		n++
+	}
+	return n > 0 && rest[n:] == ".uuid"
+}
+
+// Keys returns the GPU keys of a task whose GPUs are uuids, in CUDA's
+// order: [KeyCount], [KeyUUID] when there is one, and an [OrdinalKey] for
+// each, sorted by key.
+func Keys(uuids []string) []libcarrier.KeyValue {
+	if len(uuids) == 0 {
+		return nil
+	}
+	kvs := make([]libcarrier.KeyValue, 0, len(uuids)+2)
+	for i, u := range uuids {
+		kvs = append(kvs, libcarrier.KeyValue{Key: OrdinalKey(i), Value: u})
+	}
+	// "nv.gpu.10.uuid" sorts before "nv.gpu.2.uuid".
+	slices.SortFunc(kvs, func(a, b libcarrier.KeyValue) int { return cmp.Compare(a.Key, b.Key) })
+	kvs = append(kvs, libcarrier.KeyValue{Key: KeyCount, Value: strconv.Itoa(len(uuids))})
+	if len(uuids) == 1 {
+		kvs = append(kvs, libcarrier.KeyValue{Key: KeyUUID, Value: uuids[0]})
+	}
+	return kvs
+}
 
 // nvidiaMajor is the character device major of /dev/nvidiaN (Linux's
 // devices.txt).
@@ -32,7 +82,7 @@ const nvidiaMajor = 195
 // set and non-empty) gets nil and no warning, after no file was read.
 // When the task names GPUs but any source is missing, malformed or
 // disagrees with another, or the GPUs are MIG devices, Find returns nil
-// and one warning, under [KeyUUIDs], that says why: never a GPU it cannot
+// and one warning, under [KeyUUID], that says why: never a GPU it cannot
 // prove.
 func Find(env environ.Env, fsys FS) ([]string, []libcarrier.Warning) {
 	visible, _ := env.Lookup("CUDA_VISIBLE_DEVICES")
@@ -64,19 +114,19 @@ func Find(env environ.Env, fsys FS) ([]string, []libcarrier.Warning) {
 	return uuids, nil
 }
 
-// fits reports why the value of [KeyUUIDs] for uuids cannot be written:
-// encoded (each comma as %2C) it must not be longer than
-// libcarrier.MaxValueBytes, over which the JavaScript SDK discards the
-// whole variable. Six UUIDs fit; seven do not.
+// fits reports why uuids cannot be written: more than [MaxGPUs], or a
+// UUID longer than one value may be (libcarrier.MaxValueBytes, over which
+// the JavaScript SDK discards the whole variable; a driver's UUID is 40
+// bytes).
 func fits(uuids []string) error {
-	n := 3 * max(len(uuids)-1, 0)
-	for _, u := range uuids {
-		n += len(u)
+	if len(uuids) > MaxGPUs {
+		return errors.New(strconv.Itoa(len(uuids)) + " GPUs, over the " + strconv.Itoa(MaxGPUs) + " one task's keys name")
 	}
-	if n > libcarrier.MaxValueBytes {
-		return errors.New(strconv.Itoa(len(uuids)) + " GPUs' UUIDs encode to " + strconv.Itoa(n) +
-			" bytes, over the " + strconv.Itoa(libcarrier.MaxValueBytes) +
-			" of one value that the JavaScript SDK and the Collector read (over it the JavaScript SDK drops the whole variable)")
+	for _, u := range uuids {
+		if len(u) > libcarrier.MaxValueBytes {
+			return errors.New("a GPU UUID of " + strconv.Itoa(len(u)) + " bytes, over the " + strconv.Itoa(libcarrier.MaxValueBytes) +
+				" of one value that the JavaScript SDK and the Collector read")
+		}
 	}
 	return nil
 }
@@ -85,10 +135,10 @@ func fits(uuids []string) error {
 //
 //go:noinline
 func warning(err error) []libcarrier.Warning {
-	return []libcarrier.Warning{{Key: KeyUUIDs, Message: "no GPU UUIDs: " + err.Error()}}
+	return []libcarrier.Warning{{Key: KeyUUID, Message: "no GPU UUIDs: " + err.Error()}}
 }
 
-// Join returns the value of [KeyUUIDs] for uuids: them, comma-separated.
+// Join returns uuids comma-separated, for display.
 func Join(uuids []string) string {
 	var b strs.Builder
 	for i, u := range uuids {
@@ -162,6 +212,10 @@ type nodeFacts struct {
 	local   bool         // cgroup.conf's ConstrainDevices: local indices
 	gpus    []driverGPU  // the driver's GPUs, PCI order
 	devices []*driverGPU // devices[i] is the GPU of GRES index i
+	// With local: the GPUs the task's device cgroup admits, PCI order,
+	// and whether the FS could tell (false: ErrNoOracle).
+	admitted []*driverGPU
+	oracle   bool
 }
 
 //go:noinline
@@ -184,8 +238,43 @@ func (f *nodeFacts) read(fsys FS, confDir, node string) error {
 	if f.gpus, err = f.readDriver(fsys); err != nil {
 		return err
 	}
-	f.devices, err = gresDevices(fsys, conf, f.gpus)
+	if f.devices, err = gresDevices(fsys, conf, f.gpus); err != nil || !f.local {
+		return err
+	}
+	f.admitted, f.oracle, err = admittedGPUs(fsys, f.gpus)
 	return err
+}
+
+// admittedGPUs returns the GPUs of gpus (PCI order) whose device node the
+// task may read and write, and whether fsys could tell. A GPU without its
+// node is not one the task can use; a node that is not that GPU's is an
+// error.
+//
+//go:noinline
+func admittedGPUs(fsys FS, gpus []driverGPU) ([]*driverGPU, bool, error) {
+	var admitted []*driverGPU
+	for i := range gpus {
+		name := "/dev/nvidia" + strconv.FormatUint(uint64(gpus[i].minor), 10)
+		ok, err := fsys.Usable(name)
+		if errors.Is(err, ErrNoOracle) {
+			return nil, false, nil
+		}
+		if err != nil {
+			return nil, false, err
+		}
+		if !ok {
+			continue
+		}
+		st, err := fsys.Stat(name)
+		if err != nil {
+			return nil, false, err
+		}
+		if !st.CharDevice || st.Major != nvidiaMajor || st.Minor != gpus[i].minor {
+			return nil, false, errors.New(name + " is not the device node of the driver's GPU of minor " + strconv.FormatUint(uint64(gpus[i].minor), 10))
+		}
+		admitted = append(admitted, &gpus[i])
+	}
+	return admitted, true, nil
 }
 
 // readGresConf reads and parses gres.conf.
@@ -219,9 +308,13 @@ func (f *nodeFacts) readConstrainDevices(fsys FS, name string) (bool, error) {
 //
 //go:noinline
 func answer(r *request, f *nodeFacts) ([]string, error) {
+	if f.local && f.oracle {
+		return byDeviceCgroup(r, f)
+	}
 	uuids := make([]string, len(r.cuda))
 	if f.local {
-		// Local indices (ConstrainDevices): the task opens its own
+		// Local indices (ConstrainDevices) and no device cgroup to ask
+		// (a copy of a node): the task opens its own
 		// GPUs, CUDA numbers them from 0. Only a task that has all of
 		// its step's GPUs can be told from its environment.
 		if len(r.cuda) != r.onNode {
@@ -273,6 +366,59 @@ func answer(r *request, f *nodeFacts) ([]string, error) {
 			return nil, errors.New("GRES index " + strconv.Itoa(c) + " is not CUDA's GPU " + strconv.Itoa(c) + " in PCI order")
 		}
 		uuids[i] = g.uuid
+	}
+	return uuids, nil
+}
+
+// byDeviceCgroup answers under ConstrainDevices from the task's device
+// cgroup, which the kernel enforces: the GPUs it admits are those CUDA can
+// open in the task, and CUDA numbers them from 0 in its order, into which
+// CUDA_VISIBLE_DEVICES indexes. A task bound to some of its step's GPUs
+// (--gpus-per-task, --gpu-bind) is told apart this way, where Slurm's
+// SLURM_STEP_GPUS names the step's first GPUs instead (gres_common.c).
+//
+//go:noinline
+func byDeviceCgroup(r *request, f *nodeFacts) ([]string, error) {
+	admitted := f.admitted
+	switch {
+	case len(admitted) == 0:
+		return nil, errors.New("the task's device cgroup admits none of the node's GPUs")
+	case len(admitted) > r.onNode:
+		// Not the task's constraint: one not yet in force, or a node
+		// that admits every GPU.
+		return nil, errors.New("the task's device cgroup admits " + strconv.Itoa(len(admitted)) + " GPUs, more than the step's " +
+			strconv.Itoa(r.onNode) + " on the node (SLURM_GPUS_ON_NODE)")
+	}
+	// CUDA's order of the GPUs a task can open is PCI order only if the
+	// task asked for it or the GPUs are alike (docs/spec.md).
+	if !r.pciOrder {
+		for _, g := range admitted[1:] {
+			if g.model != admitted[0].model {
+				return nil, errDifferentModels
+			}
+		}
+	}
+	uuids := make([]string, len(r.cuda))
+	for i, c := range r.cuda {
+		if c >= len(admitted) {
+			return nil, errors.New("CUDA_VISIBLE_DEVICES=" + r.visible + " names CUDA's GPU " + strconv.Itoa(c) +
+				", and the task's device cgroup admits " + strconv.Itoa(len(admitted)))
+		}
+		uuids[i] = admitted[c].uuid
+	}
+	// A task of all of its step's GPUs: Slurm names them too, and must
+	// name the same.
+	if len(r.cuda) == r.onNode && len(admitted) == r.onNode {
+		for _, g := range r.gres {
+			d, err := device(f.devices, g)
+			if err != nil {
+				return nil, err
+			}
+			if !slices.Contains(admitted, d) {
+				return nil, errors.New("SLURM_STEP_GPUS=" + r.step + " names GRES index " + strconv.Itoa(g) +
+					", which the task's device cgroup does not admit")
+			}
+		}
 	}
 	return uuids, nil
 }

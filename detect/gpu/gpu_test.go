@@ -1,6 +1,7 @@
 package gpu
 
 import (
+	"fmt"
 	"maps"
 	"strings"
 	"testing"
@@ -41,7 +42,7 @@ func gpuTask(cuda, step, onNode string, kv ...string) environ.Map {
 // with returns a copy of f with files set (a "" content removes one) and
 // device nodes replaced.
 func with(f fakeFS, files map[string]string, devices map[string]Stat) fakeFS {
-	g := fakeFS{files: maps.Clone(f.files), devices: maps.Clone(f.devices)}
+	g := fakeFS{files: maps.Clone(f.files), devices: maps.Clone(f.devices), admitted: maps.Clone(f.admitted)}
 	for k, v := range files {
 		if v == "" {
 			delete(g.files, k)
@@ -71,6 +72,8 @@ func reversedMinors() []fakeGPU {
 func TestFind(t *testing.T) {
 	four := node("n1", gpusInPCIOrder(4), gres4, constrained)
 	eight := node("n1", gpusInPCIOrder(8), gres8, constrained)
+	sixteen := node("n1", gpusInPCIOrder(16), "Name=gpu File=/dev/nvidia[0-15]\n", constrained)
+	seventeen := node("n1", gpusInPCIOrder(17), "Name=gpu File=/dev/nvidia[0-16]\n", constrained)
 	mixed := gpusInPCIOrder(4)
 	mixed[2].model = "NVIDIA A100-SXM4-80GB"
 	configless := fakeFS{files: map[string]string{}, devices: four.devices}
@@ -90,16 +93,44 @@ func TestFind(t *testing.T) {
 			env: gpuTask("0", "0", "1"), want: []int{0}},
 		{name: "4 GPUs, step has 2", fs: four, env: gpuTask("0,1", "1,3", "2"), want: []int{1, 3}},
 		{name: "4 GPUs, all", fs: four, env: gpuTask("0,1,2,3", "0,1,2,3", "4"), want: []int{0, 1, 2, 3}},
-		{name: "6 GPUs: 255 bytes encoded, the most one value holds", fs: eight, env: gpuTask("0,1,2,3,4,5", "0,1,2,3,4,5", "6"), want: []int{0, 1, 2, 3, 4, 5}},
-		{name: "7 GPUs: over 255 bytes, which would cost JavaScript processes the whole variable", fs: eight,
-			env: gpuTask("0,1,2,3,4,5,6", "0,1,2,3,4,5,6", "7"), warns: "7 GPUs' UUIDs encode to 298 bytes, over the 255"},
-		{name: "8 GPUs, all: over 255 bytes", fs: eight, env: gpuTask("0,1,2,3,4,5,6,7", "0,1,2,3,4,5,6,7", "8"), warns: "encode to 341 bytes"},
+		{name: "6 GPUs", fs: eight, env: gpuTask("0,1,2,3,4,5", "0,1,2,3,4,5", "6"), want: []int{0, 1, 2, 3, 4, 5}},
+		{name: "7 GPUs", fs: eight, env: gpuTask("0,1,2,3,4,5,6", "0,1,2,3,4,5,6", "7"), want: []int{0, 1, 2, 3, 4, 5, 6}},
+		{name: "8 GPUs, all", fs: eight, env: gpuTask("0,1,2,3,4,5,6,7", "0,1,2,3,4,5,6,7", "8"), want: []int{0, 1, 2, 3, 4, 5, 6, 7}},
+		{name: "16 GPUs, all: the most one task's keys name", fs: sixteen, env: gpuTask(upTo(16), upTo(16), "16"), want: seq(16)},
+		{name: "17 GPUs, all: over the 16 named", fs: seventeen, env: gpuTask(upTo(17), upTo(17), "17"), warns: "17 GPUs, over the 16"},
 		{name: "8 GPUs, step has 3", fs: eight, env: gpuTask("0,1,2", "2,5,7", "3"), want: []int{2, 5, 7}},
 		{name: "configless: slurmd's conf-cache", fs: configless,
 			env: gpuTask("0", "2", "1", "SLURM_CONF", "/var/spool/slurmd/conf-cache/slurm.conf"), want: []int{2}},
 		{name: "a task bound to 1 of its step's 4 GPUs (--gpus-per-task)", fs: four, env: gpuTask("0", "0", "4"),
 			warns: "under ConstrainDevices the task has 1 of its step's 4 GPUs"},
 		{name: "local entries not from 0", fs: four, env: gpuTask("1,2", "1,2", "2"), warns: "is not 0 to n-1"},
+
+		// The task's device cgroup (what access(2) answers in the
+		// task's cgroups): the GPUs CUDA can open, numbered from 0 in
+		// CUDA's order, whatever Slurm's SLURM_STEP_GPUS says.
+		{name: "bound: --gpus-per-task=1, the task's third GPU", fs: admitting(four, 2), env: gpuTask("0", "0", "4"), want: []int{2}},
+		{name: "bound: --gpu-bind=map_gpu:3,1, the second task", fs: admitting(four, 1), env: gpuTask("0", "0", "2"), want: []int{1}},
+		{name: "bound: two of four, CUDA's second", fs: admitting(four, 1, 3), env: gpuTask("1", "0", "4"), want: []int{3}},
+		{name: "bound: two of four, both, reversed", fs: admitting(four, 0, 3), env: gpuTask("1,0", "0,1", "4"), want: []int{3, 0}},
+		{name: "every task sees the step's four", fs: admitting(four, 0, 1, 2, 3), env: gpuTask("0,1,2,3", "0,1,2,3", "4"), want: []int{0, 1, 2, 3}},
+		{name: "one task of eight GPUs (torchrun)", fs: admitting(eight, 0, 1, 2, 3, 4, 5, 6, 7), env: gpuTask("0,1,2,3,4,5,6,7", "0,1,2,3,4,5,6,7", "8"),
+			want: []int{0, 1, 2, 3, 4, 5, 6, 7}},
+		{name: "the step's two, Slurm's indices agree", fs: admitting(four, 1, 3), env: gpuTask("0,1", "1,3", "2"), want: []int{1, 3}},
+		{name: "the step's two, Slurm names another", fs: admitting(four, 1, 3), env: gpuTask("0,1", "1,2", "2"),
+			warns: "SLURM_STEP_GPUS=1,2 names GRES index 2, which the task's device cgroup does not admit"},
+		{name: "the cgroup admits more GPUs than the step has: not the task's constraint", fs: admitting(four, 0, 1, 2, 3), env: gpuTask("0", "0", "1"),
+			warns: "admits 4 GPUs, more than the step's 1 on the node"},
+		{name: "the cgroup admits none", fs: admitting(four), env: gpuTask("0", "0", "1"), warns: "admits none of the node's GPUs"},
+		{name: "CUDA names an ordinal past what the cgroup admits", fs: admitting(four, 2), env: gpuTask("1", "1", "4"),
+			warns: "names CUDA's GPU 1, and the task's device cgroup admits 1"},
+		{name: "bound, GPUs of different models: CUDA's order unknown", fs: admitting(node("n1", mixed, gres4, constrained), 1, 2),
+			env: gpuTask("0", "0", "4"), warns: "different models"},
+		{name: "bound, GPUs of different models, CUDA_DEVICE_ORDER=PCI_BUS_ID", fs: admitting(node("n1", mixed, gres4, constrained), 1, 2),
+			env: gpuTask("1", "0", "4", "CUDA_DEVICE_ORDER", "PCI_BUS_ID"), want: []int{2}},
+		{name: "bound, the admitted node is another device", fs: admitting(with(node("n1", gpusInPCIOrder(4), "AutoDetect=nvidia\n", constrained), nil, map[string]Stat{"/dev/nvidia2": {CharDevice: true, Major: 195, Minor: 3}}), 2),
+			env: gpuTask("0", "0", "4"), warns: "/dev/nvidia2 is not the device node of the driver's GPU of minor 2"},
+		{name: "without ConstrainDevices the cgroup is not asked", fs: admitting(node("n1", gpusInPCIOrder(4), gres4, ""), 2),
+			env: gpuTask("3", "3", "1"), want: []int{3}},
 
 		// Global indices (no ConstrainDevices): entries are GRES indices
 		// and CUDA's ordinals over every GPU of the node.
@@ -235,11 +266,32 @@ func TestFind(t *testing.T) {
 				}
 				return
 			}
-			if len(warns) != 1 || warns[0].Key != KeyUUIDs || !strings.Contains(warns[0].Message, tt.warns) {
-				t.Errorf("warnings %v, want one under %s saying %q", warns, KeyUUIDs, tt.warns)
+			if len(warns) != 1 || warns[0].Key != KeyUUID || !strings.Contains(warns[0].Message, tt.warns) {
+				t.Errorf("warnings %v, want one under %s saying %q", warns, KeyUUID, tt.warns)
 			}
 		})
 	}
+}
+
+// upTo is "0,1,...,n-1".
+func upTo(n int) string {
+	var b strings.Builder
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprint(&b, i)
+	}
+	return b.String()
+}
+
+// seq is 0..n-1.
+func seq(n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = i
+	}
+	return out
 }
 
 // noFS fails the test on any read: a task without GPUs reads nothing.
@@ -252,6 +304,10 @@ func (f noFS) AppendFile(dst []byte, name string) ([]byte, error) {
 func (f noFS) ReadDir(name string) ([]string, error) {
 	f.t.Errorf("ReadDir(%s)", name)
 	return nil, ErrNotExist
+}
+func (f noFS) Usable(name string) (bool, error) {
+	f.t.Errorf("Usable(%s)", name)
+	return false, ErrNoOracle
 }
 func (f noFS) Stat(name string) (Stat, error) {
 	f.t.Errorf("Stat(%s)", name)

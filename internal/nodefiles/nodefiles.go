@@ -211,6 +211,16 @@ func (f *FS) statRecord(name string, kind byte, data string) (gpu.Stat, error) {
 	return gpu.Stat{}, nil
 }
 
+// Usable implements [gpu.FS]: always the node's answer, in the process
+// that asks (the task's helper, in the task's cgroups); the records, made
+// in the step parent, cannot hold it. It is not counted: no file is read.
+func (f *FS) Usable(name string) (bool, error) {
+	if f.stalled != "" {
+		return false, f.stall("access", name)
+	}
+	return f.node.Usable(name)
+}
+
 func le32(s string) uint32 {
 	return uint32(s[0]) | uint32(s[1])<<8 | uint32(s[2])<<16 | uint32(s[3])<<24
 }

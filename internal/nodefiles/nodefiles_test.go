@@ -26,6 +26,11 @@ func (n *node) ReadDir(name string) ([]string, error) {
 	return nil, errNode
 }
 
+func (n *node) Usable(name string) (bool, error) {
+	n.asked = append(n.asked, "usable "+name)
+	return false, errNode
+}
+
 func (n *node) Stat(name string) (gpu.Stat, error) {
 	n.asked = append(n.asked, "stat "+name)
 	return gpu.Stat{}, errNode
@@ -225,6 +230,24 @@ func TestAbsentErrorWording(t *testing.T) {
 	_, real = gpu.Root("/").Stat("/nonexistent/gres.conf")
 	if recorded == nil || real == nil || recorded.Error() != real.Error() {
 		t.Errorf("stat recorded absent: %v; the node: %v", recorded, real)
+	}
+}
+
+// TestUsable: whether the task may use a device is always the node's
+// answer (the helper asks in the task's cgroups), and reads no file, so
+// it counts neither as answered nor as asked; a stalled step asks nothing.
+func TestUsable(t *testing.T) {
+	n := &node{}
+	f := New(string(records()), n)
+	if _, err := f.Usable("/dev/nvidia1"); !errors.Is(err, errNode) || !slices.Equal(n.asked, []string{"usable /dev/nvidia1"}) {
+		t.Errorf("Usable: %v, asked %q", err, n.asked)
+	}
+	if f.Answered != 0 || f.Asked != 0 || f.Source() != "none" {
+		t.Errorf("Answered %d, Asked %d, Source %q", f.Answered, f.Asked, f.Source())
+	}
+	n = &node{}
+	if _, err := New(string(stalled()), n).Usable("/dev/nvidia1"); !errors.Is(err, ErrStalled) || len(n.asked) != 0 {
+		t.Errorf("stalled Usable: %v, asked %q", err, n.asked)
 	}
 }
 

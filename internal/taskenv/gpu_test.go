@@ -30,6 +30,9 @@ func (n gpuNode) ReadDir(name string) ([]string, error) {
 	return nil, gpu.ErrNotExist
 }
 
+// Usable: no device cgroup to ask (Slurm's variables decide).
+func (n gpuNode) Usable(name string) (bool, error) { return false, gpu.ErrNoOracle }
+
 func (n gpuNode) Stat(name string) (gpu.Stat, error) {
 	switch name {
 	case "/dev/nvidia0":
@@ -70,11 +73,11 @@ func TestGPUKeys(t *testing.T) {
 		changed bool
 	}{
 		{name: "a step task given both GPUs", env: step(given("0,1", "0,1", "2")...), fs: twoGPUs,
-			want: map[string]string{"nv.gpu.count": "2", "nv.gpu.uuids": uuid0 + "," + uuid1}, changed: true},
+			want: map[string]string{"nv.gpu.count": "2", "nv.gpu.0.uuid": uuid0, "nv.gpu.1.uuid": uuid1}, changed: true},
 		{name: "a step task given the second GPU", env: step(given("0", "1", "1")...), fs: twoGPUs,
-			want: map[string]string{"nv.gpu.count": "1", "nv.gpu.uuids": uuid1}, changed: true},
-		{name: "another task's GPUs replaced", env: step(append(given("0", "0", "1"), stale)...), fs: twoGPUs,
-			want: map[string]string{"nv.gpu.count": "1", "nv.gpu.uuids": uuid0, "user.team": "ml"}, changed: true},
+			want: map[string]string{"nv.gpu.count": "1", "nv.gpu.uuid": uuid1, "nv.gpu.0.uuid": uuid1}, changed: true},
+		{name: "another task's GPUs replaced, the older list key removed", env: step(append(given("0", "0", "1"), stale)...), fs: twoGPUs,
+			want: map[string]string{"nv.gpu.count": "1", "nv.gpu.uuid": uuid0, "nv.gpu.0.uuid": uuid0, "user.team": "ml"}, changed: true},
 		{name: "a bound task: nothing, the stale keys removed", env: step(append(given("0", "0", "2"), stale)...), fs: twoGPUs,
 			want: map[string]string{"user.team": "ml"}, debug: "under ConstrainDevices the task has 1 of its step's 2 GPUs", changed: true},
 		{name: "a step task without GPUs: the stale keys removed", env: step(stale), fs: twoGPUs,
@@ -87,6 +90,9 @@ func TestGPUKeys(t *testing.T) {
 			want: map[string]string{}, changed: true},
 		{name: "excluded: the user's own kept", env: step(append(given("0", "0", "1"), stale)...),
 			fs: twoGPUs, opts: taskenv.Options{Exclude: []string{"nv.gpu.uuids", "nv.gpu.count"}},
+			want: map[string]string{"nv.gpu.count": "2", "nv.gpu.uuids": "GPU-stale,GPU-other", "nv.gpu.uuid": uuid0, "nv.gpu.0.uuid": uuid0, "user.team": "ml"}, changed: true},
+		{name: "excluded as a family: nv.gpu.* writes none and keeps the user's", env: step(append(given("0,1", "0,1", "2"), stale)...),
+			fs: twoGPUs, opts: taskenv.Options{Exclude: []string{"nv.gpu.*"}},
 			want: map[string]string{"nv.gpu.count": "2", "nv.gpu.uuids": "GPU-stale,GPU-other", "user.team": "ml"}, changed: true},
 	}
 	for _, tt := range tests {
@@ -108,13 +114,11 @@ func TestGPUKeys(t *testing.T) {
 				assert.Equal(t, len(res.Debug), 1, "debug %v", res.Debug)
 				assert.Assert(t, strings.Contains(res.Debug[0].Message, tt.debug), "debug %v", res.Debug)
 			}
-			if strings.Contains(res.Value, "nv.gpu.uuids=GPU") {
-				// One value, its commas percent-encoded, and the keys in
-				// the carrier's order.
-				assert.Assert(t, strings.Contains(res.Value, "nv.gpu.count="), res.Value)
-				assert.Assert(t, strings.Index(res.Value, "nv.dl.job.uuid=") < strings.Index(res.Value, "nv.gpu.count=") &&
-					strings.Index(res.Value, "nv.gpu.count=") < strings.Index(res.Value, "nv.gpu.uuids=") &&
-					strings.Index(res.Value, "nv.gpu.uuids=") < strings.Index(res.Value, "slurm."), res.Value)
+			if strings.Contains(res.Value, "nv.gpu.0.uuid=GPU") {
+				// The keys in the carrier's order.
+				assert.Assert(t, strings.Index(res.Value, "nv.dl.job.uuid=") < strings.Index(res.Value, "nv.gpu.0.uuid=") &&
+					strings.Index(res.Value, "nv.gpu.0.uuid=") < strings.Index(res.Value, "nv.gpu.count=") &&
+					strings.Index(res.Value, "nv.gpu.count=") < strings.Index(res.Value, "slurm."), res.Value)
 			}
 		})
 	}
@@ -129,7 +133,7 @@ func BenchmarkComputeGPUs(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		res := taskenv.Compute(env, taskenv.Options{MaxEnvBytes: 2 << 20, GPUs: taskenv.FindGPUs(env, twoGPUs)})
-		if !strings.Contains(res.Value, "nv.gpu.uuids=") {
+		if !strings.Contains(res.Value, "nv.gpu.1.uuid=") {
 			b.Fatalf("no GPU keys: %q %v", res.Value, res.Debug)
 		}
 	}

@@ -43,7 +43,8 @@ const (
 // Options adjust Compute. The zero value is what the plugin does by default,
 // without the total-size check.
 type Options struct {
-	// Exclude lists keys that are never written. An inherited value of an
+	// Exclude lists keys that are never written ("prefix.*": every key
+	// that starts with "prefix."). An inherited value of an
 	// excluded key is kept as the user's own attribute.
 	Exclude []string
 	// MaxEnvBytes, when above zero, is the execve budget for the whole
@@ -65,7 +66,7 @@ type Options struct {
 	// nv.dl.local_rank) in a step's tasks: the plugin's --otel-rank and
 	// rank=on. Without it they are the user's own keys.
 	Ranks bool
-	// GPUs are the GPUs FindGPUs found for the task (nv.gpu.uuids and
+	// GPUs are the GPUs FindGPUs found for the task (nv.gpu.* keys and
 	// nv.gpu.count); nil names none. Either way an inherited GPU key is
 	// never kept: it names another task's GPUs.
 	GPUs *GPUs
@@ -292,6 +293,18 @@ func (sc *scratch) write(env []string, opts *Options) {
 	sc.result = outcome(env, st.oldValue, st.oldSet, value, opts.budget(), append(st.warnings, formatWarnings...), dropped, st.debug)
 }
 
+// excluded reports whether exclude names key: itself, or an entry
+// "prefix.*" names every key that starts with "prefix." (nv.gpu.*: every
+// GPU key, however many GPUs).
+func excluded(exclude []string, key string) bool {
+	for _, e := range exclude {
+		if e == key || len(e) > 1 && e[len(e)-1] == '*' && e[len(e)-2] == '.' && strs.HasPrefix(key, e[:len(e)-1]) {
+			return true
+		}
+	}
+	return false
+}
+
 // manages reports whether key is one of the keys Compute writes for task,
 // and so never keeps from an inherited carrier unless excluded: the Slurm
 // detector's and the GPU keys.
@@ -302,16 +315,13 @@ func manages(task *slurm.Task, key string) bool {
 // appendGPUs adds the GPU keys of uuids to detected, which is sorted by
 // key and stays so.
 func appendGPUs(detected []libcarrier.KeyValue, uuids []string) []libcarrier.KeyValue {
-	if len(uuids) == 0 {
-		return detected
+	for _, kv := range gpu.Keys(uuids) {
+		at, _ := slices.BinarySearchFunc(detected, kv.Key, func(d libcarrier.KeyValue, key string) int {
+			return cmp.Compare(d.Key, key)
+		})
+		detected = slices.Insert(detected, at, kv)
 	}
-	at, _ := slices.BinarySearchFunc(detected, gpu.KeyCount, func(kv libcarrier.KeyValue, key string) int {
-		return cmp.Compare(kv.Key, key)
-	})
-	// KeyCount sorts just before KeyUUIDs, and no other key between them.
-	return slices.Insert(detected, at,
-		libcarrier.KeyValue{Key: gpu.KeyCount, Value: strconv.Itoa(len(uuids))},
-		libcarrier.KeyValue{Key: gpu.KeyUUIDs, Value: gpu.Join(uuids)})
+	return detected
 }
 
 // namesGPUs reports whether env sets CUDA_VISIBLE_DEVICES or
@@ -364,7 +374,7 @@ func outcome(env []string, oldValue string, oldSet bool, value string, maxEnvByt
 // job's keys everywhere, the task's only in a step) is the detector's
 // decision, by its rules table.
 func merge(dst, inherited, detected []libcarrier.KeyValue, exclude []string, task *slurm.Task) ([]libcarrier.KeyValue, bool) {
-	written := func(key string) bool { return !slices.Contains(exclude, key) }
+	written := func(key string) bool { return !excluded(exclude, key) }
 	changed := false
 	i, j := 0, 0
 	for i < len(inherited) || j < len(detected) {
@@ -383,7 +393,7 @@ func merge(dst, inherited, detected []libcarrier.KeyValue, exclude []string, tas
 			// removed, unless it is excluded and so the user's.
 			kv := inherited[i]
 			i++
-			if manages(task, kv.Key) && !slices.Contains(exclude, kv.Key) {
+			if manages(task, kv.Key) && !excluded(exclude, kv.Key) {
 				changed = true
 			} else {
 				dst = append(dst, kv)
@@ -401,7 +411,7 @@ func merge(dst, inherited, detected []libcarrier.KeyValue, exclude []string, tas
 			old, kv := inherited[i], detected[j]
 			i, j = i+1, j+1
 			switch {
-			case slices.Contains(exclude, kv.Key):
+			case excluded(exclude, kv.Key):
 				dst = append(dst, old)
 			case written(kv.Key):
 				dst = append(dst, kv)

@@ -11,16 +11,24 @@
 #   global indices (no ConstrainDevices): CUDA_VISIBLE_DEVICES=S,
 #     SLURM_STEP_GPUS=S;
 #   local indices (cgroup.conf ConstrainDevices=yes): CUDA_VISIBLE_DEVICES=
-#     0..|S|-1, SLURM_STEP_GPUS=S;
+#     0..|S|-1, SLURM_STEP_GPUS=S, the device cgroup admitting S
+#     (--admitted);
+#   a task bound to each GPU i of a step of all of them (--gpus-per-task=1):
+#     CUDA_VISIBLE_DEVICES=0, SLURM_STEP_GPUS=0 (Slurm's step's first), the
+#     device cgroup admitting i (--admitted);
 # each with CUDA_DEVICE_ORDER=PCI_BUS_ID, and without it where the GPUs are
 # all one model. Each answer must be exactly nvidia-smi's UUIDs of S, in
-# order. Exits 1 on any difference, 2 on a usage or setup error.
+# order. Then, on the machine itself (no --root) as root with a cgroup v1
+# devices hierarchy, the bound tasks again with the kernel as the
+# authority: spank-otel runs in a devices cgroup that admits GPU i alone
+# (a cgroup v2 machine needs a BPF program for that; the case says it did
+# not run). Exits 1 on any difference, 2 on a usage or setup error.
 #
 # Usage: test/gpu/check.sh [--root DIR] [--max-gpus N]
 #   --root DIR    where /dev/nvidiaN and /proc/driver/nvidia are (default /;
 #                 the self-test uses a fake tree)
 #   --max-gpus N  check subsets of the first N GPUs only (default 8:
-#                 255 subsets, two modes each)
+#                 255 subsets, two modes each; spank-otel names up to 16)
 # Environment: SPANK_OTEL, the command to run (default: spank-otel on PATH,
 # else build/spank-otel of this checkout); NVIDIA_SMI (default nvidia-smi).
 set -euo pipefail
@@ -55,7 +63,7 @@ mkdir -p "$conf"
 # nvidia-smi's GPUs: index, UUID, PCI bus id ("00000000:3B:00.0"), model.
 mapfile -t rows < <("$smi" --query-gpu=index,uuid,pci.bus_id,name --format=csv,noheader)
 ((${#rows[@]})) || { echo "check.sh: $smi lists no GPU" >&2; exit 2; }
-uuids=() models=()
+uuids=() models=() minors=()
 for row in "${rows[@]}"; do
 	IFS=, read -r index uuid bus name <<<"$row"
 	index=${index// /} uuid=${uuid// /} bus=${bus// /}
@@ -66,7 +74,7 @@ for row in "${rows[@]}"; do
 	minor=$(sed -n 's/^Device Minor:[[:space:]]*//p' "$dir/information" 2>/dev/null || :)
 	[[ $minor =~ ^[0-9]+$ ]] || { echo "check.sh: no Device Minor in $dir/information" >&2; exit 2; }
 	echo "Name=gpu File=/dev/nvidia$minor" >>"$conf/gres.conf"
-	uuids+=("$uuid") models+=("${name# }")
+	uuids+=("$uuid") models+=("${name# }") minors+=("$minor")
 done
 n=${#uuids[@]}
 ((n <= max)) || n=$max
@@ -76,12 +84,17 @@ echo "check.sh: $n of ${#uuids[@]} GPUs (one model: $same_model); gres.conf:"
 sed 's/^/  /' "$conf/gres.conf"
 
 checks=0 diffs=0
-# answer VARS...: the nv.gpu.uuids spank-otel writes for a step's task
-# with VARS, commas decoded.
+# answer VARS...: the UUIDs spank-otel writes for a step's task with VARS
+# (nv.gpu.<i>.uuid), comma-separated in CUDA's order i; a first VARS of
+# --admitted=MINORS is spank-otel's flag. The command in the array wrap,
+# if any, runs it (in a cgroup).
+wrap=()
 answer() {
+	local flags=()
+	[[ $1 != --admitted=* ]] || { flags=(--admitted "${1#*=}"); shift; }
 	env -i PATH="$PATH" SLURM_JOB_ID=1 SLURM_STEP_ID=0 SLURM_CLUSTER_NAME=check \
-		SLURM_CONF="${conf#"${root%/}"}/slurm.conf" "$@" "$spank" task-env --step-id 0 --root "$root" 2>/dev/null |
-		tr ',' '\n' | sed -n 's/^nv\.gpu\.uuids=//p' | sed 's/%2C/,/g'
+		SLURM_CONF="${conf#"${root%/}"}/slurm.conf" "$@" "${wrap[@]}" "$spank" task-env --step-id 0 --root "$root" "${flags[@]}" 2>/dev/null |
+		tr ',' '\n' | sed -n 's/^nv\.gpu\.\([0-9]*\)\.uuid=/\1 /p' | sort -n | cut -d' ' -f2 | paste -sd, -
 }
 compare() { # want, then the variables
 	local want=$1 got
@@ -107,9 +120,11 @@ for mode in global local; do
 			k=$((k + 1))
 		done
 		vars=(CUDA_VISIBLE_DEVICES="$cuda" SLURM_STEP_GPUS="$step" SLURM_GPUS_ON_NODE="$k")
-		# Over 255 bytes in one value (7 UUIDs and more) spank-otel writes
-		# nothing: the JavaScript SDK would drop the whole variable.
-		((${#want} + 2 * (k - 1) <= 255)) || { compare "" "${vars[@]}" CUDA_DEVICE_ORDER=PCI_BUS_ID; continue; }
+		if [[ $mode == local ]]; then
+			admitted=''
+			for i in ${step//,/ }; do admitted+=${admitted:+,}${minors[i]}; done
+			vars=(--admitted="$admitted" "${vars[@]}")
+		fi
 		compare "$want" "${vars[@]}" CUDA_DEVICE_ORDER=PCI_BUS_ID
 		# CUDA's default order (FASTEST_FIRST): PCI order on GPUs of one
 		# model (the task's own under ConstrainDevices, the node's
@@ -121,5 +136,34 @@ for mode in global local; do
 		fi
 	done
 done
+
+# bound: a task bound to GPU i of a step of all n; Slurm names the step's
+# first in SLURM_STEP_GPUS, the device cgroup tells.
+echo ConstrainDevices=yes >"$conf/cgroup.conf"
+for ((i = 0; i < n; i++)); do
+	compare "${uuids[i]}" --admitted="${minors[i]}" CUDA_VISIBLE_DEVICES=0 SLURM_STEP_GPUS=0 SLURM_GPUS_ON_NODE="$n"
+done
+devices=/sys/fs/cgroup/devices
+if [[ $root != / ]]; then
+	echo "check.sh: the kernel's device cgroup: not asked for a copy under --root"
+elif ((EUID != 0)) || [[ ! -w $devices ]]; then
+	echo "check.sh: the kernel's device cgroup: NOT CHECKED (needs root and cgroup v1's $devices; cgroup v2 needs a BPF program)"
+else
+	for ((i = 0; i < n; i++)); do
+		cg=$devices/spank-otel-check-$$-$i
+		mkdir "$cg"
+		# Nothing but the usual character devices and GPU i.
+		echo a >"$cg/devices.deny"
+		for rule in "c 1:* rwm" "c 5:* rwm" "c 136:* rwm" "c 195:${minors[i]} rwm"; do
+			echo "$rule" >"$cg/devices.allow"
+		done
+		# shellcheck disable=SC2016 # expanded by the inner sh
+		wrap=(sh -c 'echo $$ >"$1" && shift && exec "$@"' sh "$cg/cgroup.procs")
+		compare "${uuids[i]}" CUDA_VISIBLE_DEVICES=0 SLURM_STEP_GPUS=0 SLURM_GPUS_ON_NODE="$n"
+		wrap=()
+		rmdir "$cg"
+	done
+	echo "check.sh: the kernel's device cgroup: asked for $n bound tasks"
+fi
 echo "check.sh: $checks checks, $diffs different"
 ((diffs == 0))

@@ -148,6 +148,10 @@ func (r *refusing) ReadDir(name string) ([]string, error) {
 	return nil, gpu.ErrNotExist
 }
 
+// Usable: the fake nodes are copies, with no device cgroup to ask, as
+// gpu.Root of a directory answers.
+func (r *refusing) Usable(name string) (bool, error) { return false, gpu.ErrNoOracle }
+
 func (r *refusing) Stat(name string) (gpu.Stat, error) {
 	r.t.Errorf("the node was asked to stat %s", name)
 	return gpu.Stat{}, gpu.ErrNotExist
