@@ -159,12 +159,13 @@ type search struct {
 
 // request is what the task's environment says of its GPUs.
 type request struct {
-	visible, step string // CUDA_VISIBLE_DEVICES, SLURM_STEP_GPUS
-	cuda, gres    []int  // their entries
-	onNode        int    // SLURM_GPUS_ON_NODE: the step's GPUs on the node
-	confDir       string // slurmd's configuration directory, with a slash
-	node          string // SLURMD_NODENAME
-	pciOrder      bool   // CUDA_DEVICE_ORDER=PCI_BUS_ID
+	visible, step string   // CUDA_VISIBLE_DEVICES, SLURM_STEP_GPUS
+	cuda, gres    []int    // their entries
+	named         []string // CUDA_VISIBLE_DEVICES as GPU UUIDs (Flags=env_uuid), instead of cuda
+	onNode        int      // SLURM_GPUS_ON_NODE: the step's GPUs on the node
+	confDir       string   // slurmd's configuration directory, with a slash
+	node          string   // SLURMD_NODENAME
+	pciOrder      bool     // CUDA_DEVICE_ORDER=PCI_BUS_ID
 }
 
 //go:noinline
@@ -174,22 +175,29 @@ func (r *request) read(env environ.Env, visible, step string) error {
 		return errors.New("SLURM_STEP_GPUS is set but CUDA_VISIBLE_DEVICES is not")
 	}
 	var err error
-	if r.cuda, err = parseIndices("CUDA_VISIBLE_DEVICES", visible); err != nil {
+	if strs.HasPrefix(visible, "GPU-") {
+		// gres.conf Flags=env_uuid (Slurm 26.05): the GPUs' UUIDs.
+		r.named, err = parseUUIDs(visible)
+	} else {
+		r.cuda, err = parseIndices("CUDA_VISIBLE_DEVICES", visible)
+	}
+	if err != nil {
 		return err
 	}
+	n := len(r.cuda) + len(r.named)
 	if step == "" {
 		return errors.New("CUDA_VISIBLE_DEVICES is not Slurm's: SLURM_STEP_GPUS is unset")
 	}
 	if r.gres, err = parseIndices("SLURM_STEP_GPUS", step); err != nil {
 		return err
 	}
-	if len(r.gres) != len(r.cuda) {
+	if len(r.gres) != n {
 		return errors.New("CUDA_VISIBLE_DEVICES=" + visible + " and SLURM_STEP_GPUS=" + step + " differ in length")
 	}
 	if r.onNode, err = envInt(env, "SLURM_GPUS_ON_NODE"); err != nil {
 		return err
 	}
-	if len(r.cuda) > r.onNode {
+	if n > r.onNode {
 		return errors.New("CUDA_VISIBLE_DEVICES=" + visible + " names more GPUs than SLURM_GPUS_ON_NODE")
 	}
 	// slurmstepd puts slurmd's SLURM_CONF in every task (env.c,
@@ -308,6 +316,9 @@ func (f *nodeFacts) readConstrainDevices(fsys FS, name string) (bool, error) {
 //
 //go:noinline
 func answer(r *request, f *nodeFacts) ([]string, error) {
+	if r.named != nil {
+		return byUUID(r, f)
+	}
 	if f.local && f.oracle {
 		return byDeviceCgroup(r, f)
 	}
@@ -423,6 +434,31 @@ func byDeviceCgroup(r *request, f *nodeFacts) ([]string, error) {
 	return uuids, nil
 }
 
+// byUUID answers for a task whose CUDA_VISIBLE_DEVICES names its GPUs by
+// UUID (gres.conf Flags=env_uuid): CUDA opens exactly those, in that
+// order, so they are the task's when each is a whole GPU the node's
+// driver lists and, where the task's device cgroup can be asked, one it
+// admits.
+//
+//go:noinline
+func byUUID(r *request, f *nodeFacts) ([]string, error) {
+	for _, u := range r.named {
+		var g *driverGPU
+		for i := range f.gpus {
+			if f.gpus[i].uuid == u {
+				g = &f.gpus[i]
+			}
+		}
+		if g == nil {
+			return nil, errors.New("CUDA_VISIBLE_DEVICES names " + u + ", a GPU the node's driver does not list")
+		}
+		if f.local && f.oracle && !slices.Contains(f.admitted, g) {
+			return nil, errors.New("CUDA_VISIBLE_DEVICES names " + u + ", which the task's device cgroup does not admit")
+		}
+	}
+	return r.named, nil
+}
+
 // errDifferentModels is the answer when CUDA's FASTEST_FIRST order cannot
 // be told from PCI order.
 var errDifferentModels = errors.New("GPUs of different models, and CUDA_DEVICE_ORDER is not PCI_BUS_ID: CUDA's order is unknown")
@@ -500,6 +536,31 @@ func isNvidiaNode(file string) bool {
 	return strs.HasPrefix(file, prefix) && isDigits(file[len(prefix):])
 }
 
+// parseUUIDs reads CUDA_VISIBLE_DEVICES as Slurm writes it under gres.conf
+// Flags=env_uuid: distinct whole GPUs' UUIDs, comma-separated.
+func parseUUIDs(list string) ([]string, error) {
+	out := make([]string, 0, 1+strs.Count(list, ','))
+	for rest := list; ; {
+		entry := rest
+		comma := strs.IndexByte(rest, ',')
+		if comma >= 0 {
+			entry, rest = rest[:comma], rest[comma+1:]
+		}
+		switch {
+		case strs.HasPrefix(entry, "MIG-"):
+			return nil, errors.New("CUDA_VISIBLE_DEVICES names MIG devices, which are out of scope")
+		case !validUUID(entry):
+			return nil, errors.New("CUDA_VISIBLE_DEVICES=" + strconv.Quote(list) + " is neither indices nor GPU UUIDs")
+		case slices.Contains(out, entry):
+			return nil, errors.New("CUDA_VISIBLE_DEVICES=" + strconv.Quote(list) + " names " + entry + " twice")
+		}
+		out = append(out, entry)
+		if comma < 0 {
+			return out, nil
+		}
+	}
+}
+
 // parseIndices reads a comma-separated list of distinct decimal indices
 // as Slurm writes CUDA_VISIBLE_DEVICES and SLURM_STEP_GPUS.
 func parseIndices(name, list string) ([]int, error) {
@@ -514,7 +575,7 @@ func parseIndices(name, list string) ([]int, error) {
 			return nil, errors.New(name + " names MIG devices, which are out of scope")
 		}
 		if strs.HasPrefix(entry, "GPU-") {
-			return nil, errors.New(name + " names GPUs by UUID, not Slurm's indices")
+			return nil, errors.New(name + "=" + strconv.Quote(list) + " mixes GPU UUIDs with indices")
 		}
 		n, err := strconv.Atoi(entry)
 		if err != nil || !isDigits(entry) || n > 1<<16 {

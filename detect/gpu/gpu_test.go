@@ -195,7 +195,19 @@ func TestFind(t *testing.T) {
 
 		// MIG, and lists that are not Slurm's.
 		{name: "MIG", fs: four, env: gpuTask("MIG-4b9a2d2f-1c8b-5e5e-9d4c-2f7a0c3b1e11", "0", "1"), warns: "names MIG devices"},
-		{name: "UUIDs in CUDA_VISIBLE_DEVICES", fs: four, env: gpuTask("GPU-00000001-0000-4000-8000-000000000001", "0", "1"), warns: "names GPUs by UUID"},
+		// gres.conf Flags=env_uuid (Slurm 26.05): CUDA_VISIBLE_DEVICES
+		// names the GPUs by UUID, which CUDA opens in that order.
+		{name: "env_uuid: a GPU the driver does not list", fs: four, env: gpuTask("GPU-00000001-0000-4000-8000-000000000001", "0", "1"),
+			warns: "a GPU the node's driver does not list"},
+		{name: "env_uuid: one GPU", fs: four, env: gpuTask(uuidOf("n1", 2), "2", "1"), want: []int{2}},
+		{name: "env_uuid: two, in CUDA_VISIBLE_DEVICES order", fs: four, env: gpuTask(uuidOf("n1", 3)+","+uuidOf("n1", 0), "0,3", "2"), want: []int{3, 0}},
+		{name: "env_uuid: bound, admitted", fs: admitting(four, 1), env: gpuTask(uuidOf("n1", 1), "0", "4"), want: []int{1}},
+		{name: "env_uuid: not admitted by the task's device cgroup", fs: admitting(four, 1), env: gpuTask(uuidOf("n1", 2), "0", "4"),
+			warns: "which the task's device cgroup does not admit"},
+		{name: "env_uuid: a MIG instance", fs: four, env: gpuTask("MIG-4b9a2d2f-1c8b-5e5e-9d4c-2f7a0c3b1e11", "0", "1"), warns: "MIG devices"},
+		{name: "env_uuid: UUIDs and indices mixed", fs: four, env: gpuTask(uuidOf("n1", 1)+",2", "1,2", "2"), warns: "is neither indices nor GPU UUIDs"},
+		{name: "env_uuid: one named twice", fs: four, env: gpuTask(uuidOf("n1", 1)+","+uuidOf("n1", 1), "1,2", "2"), warns: "twice"},
+		{name: "indices then a UUID", fs: four, env: gpuTask("1,"+uuidOf("n1", 1), "1,2", "2"), warns: "mixes GPU UUIDs with indices"},
 		{name: "the user's own CUDA_VISIBLE_DEVICES", fs: four, env: task("CUDA_VISIBLE_DEVICES", "0"), warns: "SLURM_STEP_GPUS is unset"},
 		{name: "SLURM_STEP_GPUS without CUDA_VISIBLE_DEVICES", fs: four, env: task("SLURM_STEP_GPUS", "0", "SLURM_GPUS_ON_NODE", "1"), warns: "CUDA_VISIBLE_DEVICES is not"},
 		{name: "malformed list", fs: four, env: gpuTask("0,,1", "0,1", "2"), warns: "is not a list of indices"},
