@@ -26,6 +26,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -496,6 +497,64 @@ static void emit_stderr(const struct errtext *e, const struct so_logger *lg)
 		so_logf(lg, SO_LOG_DEBUG, "helper stderr: (more not shown)");
 }
 
+/* The device and inode of fd, or zeros. */
+static void fd_id(int fd, unsigned long long id[2])
+{
+	struct stat st;
+
+	id[0] = id[1] = 0;
+	if (fstat(fd, &st) == 0) {
+		id[0] = (unsigned long long)st.st_dev;
+		id[1] = (unsigned long long)st.st_ino;
+	}
+}
+
+/* Checks that the descriptors are still the helper's; one that another
+ * plugin closed or replaced is forgotten, never used or closed (it is
+ * not the plugin's any more). Returns 1 when all are intact; otherwise
+ * logs once, ends the helper through its pidfd when that one is intact
+ * (else the helper ends with its task, which it watches) and returns 0. */
+static int fds_intact(struct so_helper *h, long long deadline,
+		      const struct so_logger *lg)
+{
+	int *fds[3] = { &h->sock, &h->err, &h->pidfd };
+	const char *what[3] = { "socket", "stderr pipe", "pidfd" };
+	struct errtext e = { .len = 0 };
+	struct end end = { 0, 0, 0, 0 };
+	char lost[96] = "";
+	size_t n = 0;
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		unsigned long long now[2];
+
+		fd_id(*fds[i], now);
+		/* Before Linux 6.9 every pidfd is one inode: there this
+		 * tells a pidfd from another file only. /proc is no help:
+		 * a container plugin may have given the task its own. */
+		if (now[0] == h->ids[i][0] && now[1] == h->ids[i][1])
+			continue;
+		n += (size_t)snprintf(lost + n, sizeof(lost) - n, "%s%s %d",
+				      n ? ", " : "", what[i], *fds[i]);
+		if (n >= sizeof(lost))
+			n = sizeof(lost) - 1;
+		*fds[i] = -1;
+	}
+	if (!lost[0])
+		return 1;
+	so_logf(lg, SO_LOG_ERROR, "a plugin that ran between "
+		"task_init_privileged and task_init closed or replaced the "
+		"helper's %s; %s left unchanged", lost, ENV_VAR);
+	if (h->pidfd >= 0) {
+		finish(h, 0, deadline, &end, &e);
+	} else {
+		close_fd(&h->sock);
+		close_fd(&h->err);
+		h->pid = -1;
+	}
+	return 0;
+}
+
 /* The number of threads of the calling process, from /proc/self/stat
  * (field 20, after the command name in parentheses); -1 when unknown. */
 static int thread_count(void)
@@ -653,6 +712,9 @@ int so_helper_start(struct so_helper *h, const struct so_helper_config *cfg,
 	h->sock = sv[0];
 	h->err = ep[0];
 	h->pidfd = pidfd;
+	fd_id(h->sock, h->ids[0]);
+	fd_id(h->err, h->ids[1]);
+	fd_id(h->pidfd, h->ids[2]);
 	return 0;
 }
 
@@ -671,7 +733,7 @@ enum so_status so_helper_call(struct so_helper *h,
 
 	memset(res, 0, sizeof(*res));
 	res->rc = SO_RC_ERROR;
-	if (h->pid < 0)
+	if (h->pid < 0 || !fds_intact(h, deadline, lg))
 		return SO_HELPER_FAILED;
 	e.buf[0] = '\0';
 	/* timeout= bounds all of it: the answer comes in the first nine
@@ -760,7 +822,7 @@ void so_helper_discard(struct so_helper *h, int timeout_ms)
 	struct errtext e = { .len = 0 };
 	struct end end = { 0, 0, 0, 0 };
 
-	if (h->pid < 0)
+	if (h->pid < 0 || !fds_intact(h, so_monotonic_us() + (long long)timeout_ms * 1000, NULL))
 		return;
 	finish(h, 0, so_monotonic_us() + (long long)timeout_ms * 1000, &end, &e);
 }
@@ -800,14 +862,18 @@ void so_emit_library_log(const char *log, const struct so_logger *lg)
 	}
 }
 
-void so_sanitize_text(char *s, size_t len)
+static void sanitize(char *s, size_t len, int keep_newlines)
 {
 	size_t i;
 
 	for (i = 0; i < len; i++) {
 		unsigned char c = (unsigned char)s[i];
 
-		if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f)
+		if ((c < 0x20 && !(keep_newlines && (c == '\n' || c == '\t'))) || c == 0x7f)
 			s[i] = '?';
 	}
 }
+
+void so_sanitize_text(char *s, size_t len) { sanitize(s, len, 1); }
+
+void so_sanitize_line(char *s, size_t len) { sanitize(s, len, 0); }

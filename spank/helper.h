@@ -84,6 +84,10 @@ struct so_helper {
 	int sock;    /* request/answer socket */
 	int err;     /* read end of the helper's stderr */
 	int pidfd;   /* from the clone; the only handle used to signal it */
+	/* What sock, err and pidfd were when made (device, inode): other
+	 * plugins run in the task between task_init_privileged and
+	 * task_init, and may close a number and open another file there. */
+	unsigned long long ids[3][2];
 };
 
 /* What the helper answered. */
@@ -128,6 +132,9 @@ void so_result_free(struct so_result *res);
 /* Replaces every control character of s but newline and tab with '?':
  * what the helper writes reaches Slurm's log, one line per line. */
 void so_sanitize_text(char *s, size_t len);
+
+/* The same, newline and tab included: a value quoted in one log line. */
+void so_sanitize_line(char *s, size_t len);
 
 /* Passes each line of the library's log to lg at the level its letter
  * (contract.h's SO_LINE_*) names; anything else at verbose, unchanged. */

@@ -175,21 +175,40 @@ answer(enum so_status st, int rc, const char *value, const struct notes *n,
 
 /* Default dispositions and an empty mask: the helper must not run
  * slurmstepd's handlers (they would write to slurmstepd's descriptors),
- * and the Go runtime installs its own. */
+ * and the Go runtime installs its own. A signal that arrived while the
+ * mask the helper was born with blocked it (its user may signal it from
+ * birth) is discarded first: ignoring a signal drops it, and a pending
+ * SIGQUIT would otherwise dump a core of a process that still holds
+ * root's rights and slurmstepd's memory. */
 static void reset_signals(void)
 {
-	struct sigaction dfl;
+	struct sigaction act;
 	sigset_t none;
 	int sig;
 
-	memset(&dfl, 0, sizeof(dfl));
-	dfl.sa_handler = SIG_DFL;
-	sigemptyset(&dfl.sa_mask);
-	for (sig = 1; sig < _NSIG; sig++)
-		if (sig != SIGKILL && sig != SIGSTOP)
-			sigaction(sig, &dfl, NULL); /* fails on glibc's own */
+	memset(&act, 0, sizeof(act));
+	sigemptyset(&act.sa_mask);
+	for (sig = 1; sig < _NSIG; sig++) {
+		if (sig == SIGKILL || sig == SIGSTOP)
+			continue;
+		act.sa_handler = SIG_IGN;
+		sigaction(sig, &act, NULL); /* fails on glibc's own */
+		act.sa_handler = SIG_DFL;
+		sigaction(sig, &act, NULL);
+	}
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
+}
+
+/* Before any signal can be delivered: no core file, and no dump of this
+ * process at all (it holds root's rights and slurmstepd's memory until
+ * it drops them). */
+static void no_core(void)
+{
+	struct rlimit r = { 0, 0 };
+
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	setrlimit(RLIMIT_CORE, &r);
 }
 
 /* Leaves exactly five descriptors: /dev/null as stdin, the stderr pipe as
@@ -224,8 +243,8 @@ static int arrange_fds(int lib, int sock, int err)
 }
 
 /* Soft limits up to the hard ones: the helper lives for one call and a Go
- * runtime that cannot map its heap or start a thread aborts. No core file
- * of the helper ever lands in a job's directory. */
+ * runtime that cannot map its heap or start a thread aborts. (RLIMIT_CORE
+ * is 0 already: no_core.) */
 static void own_limits(void)
 {
 	static const int raise[] = { RLIMIT_AS, RLIMIT_DATA, RLIMIT_STACK,
@@ -233,7 +252,6 @@ static void own_limits(void)
 	struct rlimit r = { 0, 0 };
 	size_t i;
 
-	setrlimit(RLIMIT_CORE, &r);
 	for (i = 0; i < sizeof(raise) / sizeof(raise[0]); i++) {
 		if (getrlimit(raise[i], &r) != 0 || r.rlim_cur == r.rlim_max)
 			continue;
@@ -432,6 +450,7 @@ void so_helper_main(const struct so_helper_config *cfg, pid_t task, int sock,
 	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
 	if (getppid() != task)
 		_exit(0);
+	no_core();
 	reset_signals();
 	if (arrange_fds(lib->fd, sock, err) != 0)
 		_exit(127); /* no socket to answer on */

@@ -145,36 +145,36 @@ static int open_named(struct rec *r, const char *root, const char *name,
 }
 
 /* Records the regular file name: its contents, or absent. Any other
- * outcome (unreadable, not a regular file, too large) is left to the
- * library, which reads it again and says why. Returns -1 only when the
- * records would be too large. */
+ * outcome (unreadable, not a regular file, too large for a record or for
+ * what room the records have left) is left to the library, which reads it
+ * again and says why: one large file (a site's shared gres.conf) costs its
+ * own record only. Returns 0. */
 static int record_file(struct rec *r, const char *root, const char *name)
 {
 	char path[PATH_MAX];
 	struct stat st;
 	long at;
 	ssize_t n = 0;
-	int fd, rc = 0;
+	int fd, full = 0;
 
 	/* O_NONBLOCK: a FIFO put in place of a file must not block. */
 	fd = open_named(r, root, name, O_NONBLOCK, path);
-	if (fd < 0)
-		return missing(errno) ? add_record(r, SO_NODE_ABSENT, name, NULL, 0) : 0;
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > MAX_FILE) {
-		close(fd);
+	if (fd < 0) {
+		if (missing(errno))
+			add_record(r, SO_NODE_ABSENT, name, NULL, 0);
 		return 0;
 	}
-	if ((at = begin_record(r, SO_NODE_FILE, name)) < 0) {
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > MAX_FILE ||
+	    (at = begin_record(r, SO_NODE_FILE, name)) < 0) {
 		close(fd);
-		return -1;
+		return 0;
 	}
 	/* Files in /proc say size 0: read to the end. */
 	for (;;) {
 		size_t room = (size_t)SO_NODE_FILES_MAX - r->len;
 
 		if (room == 0) {
-			errno = E2BIG;
-			rc = -1;
+			full = 1;
 			break;
 		}
 		n = read(fd, r->buf + r->len, room < 4096 ? room : 4096);
@@ -186,13 +186,13 @@ static int record_file(struct rec *r, const char *root, const char *name)
 		if (r->len - (size_t)at - sizeof(uint32_t) > (size_t)MAX_FILE)
 			break;
 	}
-	if (rc == 0 && n == 0 &&
+	if (!full && n == 0 &&
 	    r->len - (size_t)at - sizeof(uint32_t) <= (size_t)MAX_FILE)
 		end_record(r, at);
 	else
 		drop_record(r, at, name);
 	close(fd);
-	return rc;
+	return 0;
 }
 
 /* Records what stat says of name, never opening it: a GPU's device node

@@ -110,15 +110,21 @@ static int take_choice(const char *name, const char *optarg, int remote,
 					    : so_switch_parse(optarg);
 
 	if (v == SO_SWITCH_INVALID) {
+		/* The user's text, quoted in one line of slurmd's log: no
+		 * control character may start a forged line. */
+		char shown[65];
+
+		snprintf(shown, sizeof(shown), "%s", optarg ? optarg : "");
+		so_sanitize_line(shown, strlen(shown));
 		if (!remote) {
 			so_error("--%s: invalid value \"%s\"; accepted values "
 				 "are on and off",
-				 name, optarg ? optarg : "");
+				 name, shown);
 			return -1;
 		}
 		so_error("--%s: ignoring invalid value \"%s\" (accepted: on, "
 			 "off); using the site default",
-			 name, optarg ? optarg : "");
+			 name, shown);
 		return 0;
 	}
 	if (remote)

@@ -31,6 +31,7 @@
 #include <ctype.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <grp.h>
 #include <signal.h>
@@ -308,6 +309,18 @@ static int holds_fd(const char *needle)
 	return 0;
 }
 
+/* What a plugin between task_init_privileged and task_init may do: close
+ * the descriptors it finds and open other files at their numbers. */
+static void clobber_fds(void)
+{
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC), fd;
+
+	for (fd = 3; fd < 1024; fd++)
+		if (fd != null && fcntl(fd, F_GETFD) >= 0)
+			dup3(null, fd, O_CLOEXEC);
+	close(null);
+}
+
 static void usage(void)
 {
 	fprintf(stderr,
@@ -315,7 +328,7 @@ static void usage(void)
 "       [--arg ARG]... [--option [NAME=]VALUE]... [--env K=V]... [--argv WORD]...\n"
 "       [--tasks N] [--as-user UID] [--watch-lib SUBSTRING]\n"
 "       [--ignore-sigpipe] [--step-id N] [--max-entry BYTES]\n"
-"       [--fail-item uid]\n");
+"       [--fail-item uid] [--clobber-fds]\n");
 	exit(64);
 }
 
@@ -335,12 +348,13 @@ int main(int argc, char **argv)
 		{ "step-id", required_argument, NULL, 's' },
 		{ "max-entry", required_argument, NULL, 'M' },
 		{ "fail-item", required_argument, NULL, 'F' },
+		{ "clobber-fds", no_argument, NULL, 'C' },
 		{ NULL, 0, NULL, 0 },
 	};
 	/* --option VALUE is the first registered option's (--otel-attrs);
 	 * --option NAME=VALUE names it. */
 	const char *plugin = NULL, *option = NULL, *named[8], *watch = NULL;
-	int nnamed = 0;
+	int nnamed = 0, clobber = 0;
 	char *pargs[32], *targv[32], **env;
 	int npargs = 0, ntargv = 0, nenv = 0, tasks = 1, opt, rc, i;
 	long as_uid = -1;
@@ -406,6 +420,9 @@ int main(int argc, char **argv)
 			if (strcmp(optarg, "uid"))
 				usage();
 			fail_uid = 1;
+			break;
+		case 'C':
+			clobber = 1;
 			break;
 		default:
 			usage();
@@ -511,6 +528,8 @@ int main(int argc, char **argv)
 				if (task_priv)
 					printf("task_init_privileged=%d\n",
 					       task_priv(&h, npargs, pargs));
+				if (clobber)
+					clobber_fds();
 				if (as_uid >= 0 &&
 				    (setgroups(0, NULL) ||
 				     setregid((gid_t)as_uid, (gid_t)as_uid) ||

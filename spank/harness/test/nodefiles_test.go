@@ -116,6 +116,31 @@ func TestNodeFilesAnswerTheSearch(t *testing.T) {
 			}
 		})
 	}
+	// A site's shared gres.conf of 300 KB, over what the records of a
+	// step hold: it costs its own record only, and the search reads it
+	// from the node.
+	check(t, "node files: a gres.conf too large for the records is left to the node", func(t *testing.T) {
+		root := fakeNode(t, nodeCase{pci: pci(2), order: []int{0, 1}, cgroup: "ConstrainDevices=yes\n"})
+		gres := strings.Repeat("# a comment line of a large shared gres.conf, for many node names\n", 300<<10/64) +
+			"Name=gpu File=/dev/nvidia[0-1]\n"
+		write(t, root, "etc/slurm/gres.conf", gres)
+		env := filepath.Join(t.TempDir(), "env")
+		assertNil(t, os.WriteFile(env, []byte("SLURM_CONF=/etc/slurm/slurm.conf\n"), 0o644))
+		out, err := exec.Command(harness, "--dump-node-files", root, "--env-file", env).Output()
+		if err != nil {
+			t.Fatalf("--dump-node-files: %v", err)
+		}
+		if !strings.Contains(string(out), "/proc/driver/nvidia/gpus/"+pci(2)[1]+"/information") ||
+			!strings.Contains(string(out), "/etc/slurm/cgroup.conf") || strings.Contains(string(out), "/etc/slurm/gres.conf") {
+			t.Fatalf("records (%d bytes) should hold the driver's files and cgroup.conf, not gres.conf", len(out))
+		}
+		taskEnv := environ.List(taskVars(map[string]string{"CUDA_VISIBLE_DEVICES": "0", "SLURM_STEP_GPUS": "1", "SLURM_GPUS_ON_NODE": "1"}))
+		files := nodefiles.New(string(out), gpu.Root(root))
+		uuids, warns := gpu.Find(taskEnv, files)
+		if len(uuids) != 1 || len(warns) != 0 || files.Source() != "step+node" {
+			t.Errorf("from the records and the node: %q %v, source %s", uuids, warns, files.Source())
+		}
+	})
 	check(t, "node files: none without the driver's directory", func(t *testing.T) {
 		root := t.TempDir()
 		write(t, root, "etc/slurm/gres.conf", "Name=gpu File=/dev/nvidia0\n")

@@ -116,6 +116,15 @@ func TestShim(t *testing.T) {
 		{name: "shim: a step with GPUs on the node looks for them", lib: fake,
 			args: append(job, "--env", "SLURM_STEP_GPUS=0,1"),
 			want: []string{`^user_init=0$`, `log debug spank-otel: node files: none recorded for the tasks \(no NVIDIA GPU on this node\)$`, written}},
+		// Another plugin between the callbacks closes the helper's
+		// descriptors and opens /dev/null at their numbers: the task
+		// must not send its environment to /dev/null, nor signal or wait
+		// on what is not its helper, which ends with the task it watches
+		// (the suite ends by checking that nothing it started runs).
+		{name: "shim: the helper's descriptors replaced by another plugin: one error, nothing written", lib: fake,
+			args: append(job, "--clobber-fds"),
+			want: []string{`log error spank-otel: a plugin that ran between task_init_privileged and task_init closed or replaced the helper's socket [0-9]+, stderr pipe [0-9]+, pidfd [0-9]+; OTEL_RESOURCE_ATTRIBUTES left unchanged`,
+				`^task_init=0$`, `!^env=OTEL`}},
 		{name: "shim: the task keeps no descriptor of the library after a normal call", lib: fake,
 			args: append(job, watch...), want: []string{`^task_lib_fd=no$`, written}},
 		{name: "shim: the budget's inputs: the stack limit and the task's arguments", lib: fake,
@@ -135,6 +144,11 @@ func TestShim(t *testing.T) {
 			args: append([]string{"--option", "otel-rank=", "--step-id", "5"}, job...), want: []string{" flags=3 step=5 ", "!option_cb=-1"}},
 		{name: "shim: --otel-rank as Slurm passes a missing value to srun in a job, \"(null)\": on", lib: fake,
 			args: append([]string{"--option", "otel-rank=(null)", "--step-id", "5"}, job...), want: []string{" flags=3 step=5 ", "!option_cb=-1"}},
+		// A user's option value is quoted in slurmd's log: a newline in it
+		// must not start a line of its own.
+		{name: "shim: remote: an invalid value with a newline is logged on one line", lib: fake,
+			args: append([]string{"--option", "on\nerror: forged line"}, job...),
+			want: []string{`log error spank-otel: --otel-attrs: ignoring invalid value "on\?error: forged line"`, `!^error: forged line`}},
 		{name: "shim: local: --otel-rank=maybe rejected", ctx: "local", args: []string{"--option", "otel-rank=maybe"},
 			want: []string{`^option_cb=-1$`, `log error spank-otel: --otel-rank: invalid value "maybe"`}},
 		{name: "shim: --otel-rank registered, its value optional", ctx: "local",
