@@ -42,12 +42,20 @@ func needGPUs(t *testing.T) {
 // admits (GPU_ORACLE, "0:admitted,1:denied,...") and what the library
 // finds in the task (GPUFIND, from /shared/gpufind where the task sees it:
 // not inside a container).
-const recordGPUs = `bash -c 'o=; for i in 0 1 2 3; do m=$( (exec 3</dev/nvidia$i) 2>&1 ); case $m in *"No such device or address"*) o=$o$i:admitted,;; *"Operation not permitted"*) o=$o$i:denied,;; *) o=$o$i:other,;; esac; done; f=; [ ! -x /shared/gpufind ] || f=$(/shared/gpufind 2>&1); env -0; printf "GPU_ORACLE=%s\0GPUFIND=%s\0" "$o" "$f"'`
+const recordGPUs = `bash -c 'o=; for i in 0 1 2 3 4 5 6 7; do [ -e /dev/nvidia$i ] || continue; m=$( (exec 3</dev/nvidia$i) 2>&1 ); case $m in *"No such device or address"*) o=$o$i:admitted,;; *"Operation not permitted"*) o=$o$i:denied,;; *) o=$o$i:other,;; esac; done; f=; [ ! -x /shared/gpufind ] || f=$(/shared/gpufind 2>&1); env -0; printf "GPU_ORACLE=%s\0GPUFIND=%s\0" "$o" "$f"'`
 
 // nodeGPU is one fake GPU as its node's driver tree shows it.
 type nodeGPU struct {
 	pci, uuid string
 	minor     int
+}
+
+// gpusOn is the number of fake GPUs of a node (entrypoint.sh, gpu_count).
+func gpusOn(node string) int {
+	if node == "c3" {
+		return 8
+	}
+	return 4
 }
 
 // nodeGPUs reads a node's driver tree as root, outside any job, in PCI
@@ -72,8 +80,8 @@ func nodeGPUs(t *testing.T, node string) []nodeGPU {
 		gpus = append(gpus, nodeGPU{pci: f[0], uuid: f[1], minor: minor})
 	}
 	slices.SortFunc(gpus, func(a, b nodeGPU) int { return strings.Compare(a.pci, b.pci) })
-	if len(gpus) != 4 {
-		t.Fatalf("%s: %d fake GPUs, want 4: %v", node, len(gpus), gpus)
+	if want := gpusOn(node); len(gpus) != want {
+		t.Fatalf("%s: %d fake GPUs, want %d: %v", node, len(gpus), want, gpus)
 	}
 	return gpus
 }
@@ -250,7 +258,11 @@ func checkTaskEnv(t *testing.T, tk task) {
 	}
 	got, _ := libcarrier.Parse(strings.TrimSpace(out))
 	attrs := tk.attrs(t)
-	for _, k := range []string{"nv.gpu.count", "nv.gpu.uuid", "nv.gpu.0.uuid", "nv.gpu.1.uuid", "nv.gpu.2.uuid", "nv.gpu.3.uuid"} {
+	keys := []string{"nv.gpu.count", "nv.gpu.uuid"}
+	for i := range 8 {
+		keys = append(keys, "nv.gpu."+strconv.Itoa(i)+".uuid")
+	}
+	for _, k := range keys {
 		if got[k] != attrs[k] {
 			t.Errorf("%s: spank-otel task-env --step-id %s on %s gives %s=%q, the plugin wrote %q (stderr %q)", tk.name, step, nodeOf(tk), k, got[k], attrs[k], errOut)
 		}
@@ -295,12 +307,15 @@ sleep 3
 srun -n1 --gres=gpu:3 -w c2 -o ` + o + `srun3.%j.%s.%t.env ` + recordGPUs + `
 wait
 srun -n1 -p configless --gres=gpu:2 -o ` + o + `configless.%j.%s.%t.env ` + recordGPUs + `
+srun -n1 -p configless --gres=gpu:8 -o ` + o + `eight.%j.%s.%t.env ` + recordGPUs + `
+srun -n3 -O -p configless --gres=gpu:8 -o ` + o + `eight3.%j.%s.%t.env ` + recordGPUs + `
+srun -n2 -O -p configless --gpus-per-task=4 -o ` + o + `eighthalf.%j.%s.%t.env ` + recordGPUs + `
 srun -n1 -w c2 -o ` + o + `nogpus.%j.%s.%t.env ` + recordGPUs + `
 srun -N2 -n4 --gpus-per-task=1 -o ` + o + `pertask2n.%j.%s.%t.env ` + recordGPUs
 	// Three tasks on one node of 2 CPUs, not the issue's four: with GRES,
 	// Slurm's cons_tres refuses -n4 -O there ("req_cores:3 >
 	// aval_cores_tot:2"); four tasks run on two nodes instead.
-	tasks := runJob(t, tag, 26, body)
+	tasks := runJob(t, tag, 32, body)
 	checkFilesFromStep(t, tasks)
 	// srun3 runs while another job holds c2's first GPU: its GPUs are
 	// GRES 1-3, CUDA's 0-2.
@@ -328,7 +343,13 @@ srun -N2 -n4 --gpus-per-task=1 -o ` + o + `pertask2n.%j.%s.%t.env ` + recordGPUs
 		"nogres":      none,
 		"srun3":       exact,
 		"configless":  exact,
-		"nogpus":      none,
+		// c3's eight GPUs: one task of all eight (torchrun), tasks that
+		// each see all eight (the process picks LOCAL_RANK), and two
+		// tasks of four each.
+		"eight":     exact,
+		"eight3":    exact,
+		"eighthalf": exact,
+		"nogpus":    none,
 	}
 	misnamed := 0
 	for _, tk := range tasks {

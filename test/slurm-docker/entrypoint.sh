@@ -26,7 +26,7 @@ configure() {
 		for f in "profile-$profile.conf" "slurm-$version.conf" "slurm-$profile-$version.conf"; do
 			[ ! -f "$confdir/$f" ] || { echo; cat "$confdir/$f"; }
 		done
-	} | sed -e "s/@CPUS@/$cpus/g" -e "s/@GRES@/$(gpu_gres)/g" >/etc/slurm/slurm.conf
+	} | sed -e "s/@CPUS@/$cpus/g" -e "s/@GRES@/$(gpu_gres 4)/g" -e "s/@GRES8@/$(gpu_gres 8)/g" >/etc/slurm/slurm.conf
 	site_plugins
 	rm -f /etc/slurm/cgroup.conf /etc/slurm/gres.conf
 	for f in "cgroup-$profile-$version.conf" "cgroup-$profile.conf"; do
@@ -49,14 +49,24 @@ has_gpus() {
 	grep -qs '^GresTypes=gpu$' "$confdir/slurm-$profile-$version.conf"
 }
 
-# gpu_gres: the nodes' Gres= in slurm.conf, with a trailing space, or "".
+# gpu_gres N: a node's Gres= of N GPUs in slurm.conf, with a trailing
+# space, or "".
 gpu_gres() {
-	! has_gpus || printf 'Gres=gpu:4 '
+	! has_gpus || printf 'Gres=gpu:%d ' "$1"
 }
 
-# fake_gpus: four fake NVIDIA GPUs on a compute node, as the driver shows
-# them, for the cluster tests of issue 34 (../shared/notes/
-# fake-gpu-driver-tree.md): device nodes /dev/nvidia0-3 (major 195, no
+# gpu_count: the fake GPUs of this node: eight on c3 (a DGX/HGX node's,
+# whose UUIDs no longer fit one value), four on the others.
+gpu_count() {
+	case $(hostname) in
+	c3) echo 8 ;;
+	*) echo 4 ;;
+	esac
+}
+
+# fake_gpus: fake NVIDIA GPUs on a compute node (gpu_count), as the driver
+# shows them, for the cluster tests of issues 34 and 44 (../shared/notes/
+# fake-gpu-driver-tree.md): device nodes /dev/nvidia0-N (major 195, no
 # driver behind them), and a driver tree /proc/driver/nvidia/gpus/<pci>/
 # information whose UUIDs are unique per node. runc refuses a volume under
 # /proc; a bind mount made in the container works (CAP_SYS_ADMIN), as the
@@ -65,7 +75,7 @@ fake_gpus() {
 	has_gpus || return 0
 	tree=/run/spank-otel-fake-driver
 	rm -rf "$tree"
-	for i in 0 1 2 3; do
+	for i in $(seq 0 $(($(gpu_count) - 1))); do
 		[ -c "/dev/nvidia$i" ] || mknod -m 0666 "/dev/nvidia$i" c 195 "$i"
 		pci=$(printf '0000:%02x:00.0' $((0x1b + i * 16)))
 		sum=$(printf '%s' "$(hostname)/$i" | md5sum)
