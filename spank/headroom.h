@@ -24,20 +24,26 @@
 
 #include "cgroup.h"
 
-/* What the helper needs, with margin: measured at 2.8 MiB of memory beyond
- * the task child's (the Go runtime touches little of what it reserves) and
- * 5 or 6 threads. */
+/* What one helper needs, with margin: measured at 2.8 MiB of memory
+ * beyond the task child's (the Go runtime touches little of what it
+ * reserves) and 5 or 6 threads. */
 #ifndef SO_HELPER_MEMORY
 #define SO_HELPER_MEMORY (16ULL << 20)
 #endif
 #ifndef SO_HELPER_TASKS
 #define SO_HELPER_TASKS 16ULL
 #endif
+/* What each further helper of the step on the node adds: the step's tasks
+ * start together, so their helpers run at once in the job's cgroups, and
+ * the kernel would count an OOM kill of one against the step. */
+#define SO_HELPER_MEMORY_EACH (4ULL << 20)
+#define SO_HELPER_TASKS_EACH 8ULL
 
-/* Returns 1 when the helper fits in the cgroups of task, those of the
- * process pid (or no limit applies), 0 when it does not, with a sentence
- * in why saying which cgroup is short. */
+/* Returns 1 when the step's helpers on the node (helpers, at least 1) fit
+ * in the cgroups of task, those of the process pid (or no limit applies),
+ * 0 when they do not, with a sentence in why saying which cgroup is
+ * short. */
 int so_headroom_ok(const struct so_cgroup_files *f, const struct so_cgroups *task,
-		   pid_t pid, char *why, size_t len);
+		   pid_t pid, unsigned helpers, char *why, size_t len);
 
 #endif

@@ -70,6 +70,9 @@ struct so_helper_config {
 	/* Which CPU of the task's affinity mask the helper keeps: the local
 	 * task id, so concurrent helpers of one node spread over the CPUs. */
 	int cpu_index;
+	/* The step's tasks on the node, whose helpers run at once: the room
+	 * checked in the job's cgroups is for all of them (headroom.h). */
+	unsigned helpers;
 	/* Where the cgroup files are read; NULL members: the real /proc. */
 	struct so_cgroup_files cgroup_files;
 	/* The node's files the step parent read (nodefiles.h), handed to

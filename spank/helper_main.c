@@ -334,7 +334,7 @@ static int place(const struct so_helper_config *cfg, pid_t task,
 		     strerror(errno), ENV_VAR);
 		return -1;
 	}
-	if (!so_headroom_ok(f, &task_cg, task, why, sizeof(why))) {
+	if (!so_headroom_ok(f, &task_cg, task, cfg->helpers, why, sizeof(why))) {
 		note(n, SO_LINE_ERROR, "not loading the library: %s; %s left unchanged",
 		     why, ENV_VAR);
 		return -1;

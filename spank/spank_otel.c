@@ -422,6 +422,7 @@ SO_EXPORT int slurm_spank_task_init_privileged(spank_t sp, int ac, char **av)
 	const char *why;
 	uid_t uid;
 	gid_t gid, *groups = NULL;
+	uint32_t local = 1;
 	int ngroups = 0, task = 0;
 
 	(void)ac;
@@ -447,6 +448,9 @@ SO_EXPORT int slurm_spank_task_init_privileged(spank_t sp, int ac, char **av)
 	}
 	if (spank_get_item(sp, S_TASK_ID, &task) != ESPANK_SUCCESS)
 		task = 0;
+	if (spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &local) != ESPANK_SUCCESS ||
+	    local == 0)
+		local = 1;
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.lib = &lib;
 	cfg.exclude = args.exclude;
@@ -456,6 +460,7 @@ SO_EXPORT int slurm_spank_task_init_privileged(spank_t sp, int ac, char **av)
 	cfg.groups = groups;
 	cfg.ngroups = (size_t)ngroups;
 	cfg.cpu_index = task;
+	cfg.helpers = local;
 	cfg.node_files = node_files.buf;
 	cfg.node_files_len = node_files.len;
 	so_helper_start(&helper, &cfg, &slurm_logger);

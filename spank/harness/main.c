@@ -86,6 +86,7 @@ struct config {
 	uid_t trusted_uid;
 	long as_uid, as_gid;
 	int task_index;
+	unsigned local_tasks; /* the step's tasks on the node (--local-tasks) */
 	int open_in_child;
 	int reuse_fd;
 	const char *proc_overlay; /* library the forged /proc points to */
@@ -640,6 +641,7 @@ static int run_task(const struct config *c, struct so_lib *lib, char **env,
 	cfg.exclude = c->exclude;
 	cfg.flags = c->flags;
 	cfg.cpu_index = c->task_index;
+	cfg.helpers = c->local_tasks;
 	cfg.cgroup_files.task = c->task_cgroup_file;
 	cfg.node_files = c->node_files.buf;
 	cfg.node_files_len = c->node_files.len;
@@ -784,7 +786,7 @@ static int cgroup_check(const struct config *c)
 			       ? dir
 			       : "-");
 	}
-	if (so_headroom_ok(&f, &task, pid, why, sizeof(why)))
+	if (so_headroom_ok(&f, &task, pid, c->local_tasks, why, sizeof(why)))
 		printf("headroom=ok\n");
 	else
 		printf("headroom=short %s\n", why);
@@ -937,6 +939,8 @@ static void usage(FILE *f)
 "  --as-user UID[:GID]   the helper drops to this user, and the task\n"
 "                        becomes it between the two callbacks\n"
 "  --task-index N        local task id (which CPU the helper keeps)\n"
+"  --local-tasks N       the step's tasks on the node, whose helpers the\n"
+"                        room checked is for (1)\n"
 "  --open-in-child       open and check in the task, not the parent\n"
 "  --lib-fd N            the library's descriptor is moved to N after the\n"
 "                        check (leaving 3 and 4 free, as in a real task)\n"
@@ -1014,6 +1018,7 @@ int main(int argc, char **argv)
 		{ "trusted-uid", required_argument, NULL, 't' },
 		{ "as-user", required_argument, NULL, 'u' },
 		{ "task-index", required_argument, NULL, 'k' },
+		{ "local-tasks", required_argument, NULL, 1020 },
 		{ "open-in-child", no_argument, NULL, 'o' },
 		{ "reuse-fd", no_argument, NULL, 'R' },
 		{ "proc-overlay", required_argument, NULL, 'P' },
@@ -1061,6 +1066,7 @@ int main(int argc, char **argv)
 	c.task_uid = c.task_gid = -1;
 	c.securebits = -1;
 	c.timeout_ms = 2000;
+	c.local_tasks = 1;
 	c.watch_w = c.watch_r = -1;
 	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		char *end = NULL;
@@ -1101,6 +1107,11 @@ int main(int argc, char **argv)
 			c.task_index = (int)strtol(optarg, &end, 10);
 			if (*end || c.task_index < 0)
 				die("bad --task-index \"%s\"", optarg);
+			break;
+		case 1020:
+			c.local_tasks = (unsigned)strtoul(optarg, &end, 10);
+			if (*end || c.local_tasks == 0)
+				die("bad --local-tasks \"%s\"", optarg);
 			break;
 		case 'o':
 			c.open_in_child = 1;

@@ -106,6 +106,14 @@ func TestCgroupFakeTrees(t *testing.T) {
 			`^cgroup 3:pids:/slurm/uid_1000/job_1/step_0 dir=` + q(v1.path("root/"+step)) + `$`},
 		then: []followUp{{"cgroup v1: 60 of 64 MiB in use, 56 MiB of it page cache: room for the helper",
 			expectAlso(0, `^headroom=ok$`)}}}})
+	// The step's tasks start together, and their helpers run at once:
+	// 60 MiB of room holds one helper (16 MiB) and a step of 8 (16 + 7 x 4
+	// MiB), not one of 13 (64 MiB).
+	runChecks(t, []runCheck{{name: "cgroup v1: room for the step's 8 helpers on the node", run: v1.check("--local-tasks", "8"),
+		want: []string{`^headroom=ok$`}}})
+	runChecks(t, []runCheck{{name: "cgroup v1: no room for the step's 13 helpers on the node, each refused and the count named",
+		run: v1.check("--local-tasks", "13"), want: []string{`^headroom=short memory cgroup ` + q(v1.path("root/"+job)) +
+			` has 61440 KiB left of its 65536 KiB limit \(61440 KiB in use, 57344 KiB of that clean page cache\) and the step's 13 helpers on this node need about 65536 KiB$`}}})
 	v1.cg(t, job, statV1(1*mib, 1*mib))
 	runChecks(t, []runCheck{{name: "cgroup v1: 60 of 64 MiB in use, 2 MiB of it page cache: no room, the job's cgroup named",
 		run: v1.check(), want: []string{`^headroom=short memory cgroup ` + q(v1.path("root/"+job)) +

@@ -30,7 +30,7 @@ func TestHelperNoCoreBeforeSignals(t *testing.T) {
 		r.expect(t, 0, `^status=called$`)
 		data, err := os.ReadFile(trace)
 		assertNil(t, err)
-		m := regexp.MustCompile(`(?m)^\d+ clone\(.*CLONE_PIDFD.*\) = (\d+)$`).FindStringSubmatch(string(data))
+		m := regexp.MustCompile(`(?m)^\d+\s+clone\(.*CLONE_PIDFD.*\) = (\d+)$`).FindStringSubmatch(string(data))
 		if m == nil {
 			t.Fatalf("no clone of the helper in the trace:\n%s", data)
 		}
