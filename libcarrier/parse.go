@@ -22,15 +22,15 @@ import (
 // The result is never nil.
 func Parse(s string) (map[string]string, []Warning) {
 	m := make(map[string]string, strs.Count(s, ',')+1)
-	var warns []Warning
-	for kv, warn := range entries(s) {
-		if warn != "" {
-			warns = append(warns, Warning{Message: warn})
+	var warns warnings
+	for kv, drop := range entries(s) {
+		if drop.why != "" {
+			warns.add(drop.warning())
 			continue
 		}
 		m[kv.Key] = unescape(kv.Value)
 	}
-	return m, warns
+	return m, warns.done()
 }
 
 // AppendParse reads the carrier s by the rules of [Parse] and appends its
@@ -61,27 +61,35 @@ func (b *Buffer) AppendParse(dst []KeyValue, s string) ([]KeyValue, []Warning) {
 // appendEntries appends the entries of s to dst in the order they appear,
 // repeated keys included, with their values not yet decoded.
 func appendEntries(dst []KeyValue, s string) ([]KeyValue, []Warning) {
-	var warns []Warning
-	for kv, warn := range entries(s) {
-		if warn != "" {
-			warns = append(warns, Warning{Message: warn})
+	var warns warnings
+	for kv, drop := range entries(s) {
+		if drop.why != "" {
+			warns.add(drop.warning())
 			continue
 		}
 		dst = append(dst, kv)
 	}
-	return dst, warns
+	return dst, warns.done()
+}
+
+// dropped is an entry that is dropped and why, its warning not yet built:
+// past MaxWarnings none is.
+type dropped struct{ entry, why string }
+
+func (d dropped) warning() Warning {
+	return Warning{Message: "entry " + Quote(d.entry) + d.why}
 }
 
 // entries yields the entries of s in order, repeated keys included, with
 // their values not yet decoded. A dropped entry yields an empty KeyValue
-// and the warning's message; blank entries yield nothing.
-func entries(s string) iter.Seq2[KeyValue, string] {
-	return func(yield func(KeyValue, string) bool) {
+// and why; blank entries yield nothing.
+func entries(s string) iter.Seq2[KeyValue, dropped] {
+	return func(yield func(KeyValue, dropped) bool) {
 		for s != "" {
 			var kv KeyValue
-			var warn string
-			kv, s, warn = cutEntry(s)
-			if (warn != "" || kv.Key != "") && !yield(kv, warn) {
+			var drop dropped
+			kv, s, drop = cutEntry(s)
+			if (drop.why != "" || kv.Key != "") && !yield(kv, drop) {
 				return
 			}
 		}
@@ -90,25 +98,24 @@ func entries(s string) iter.Seq2[KeyValue, string] {
 
 // cutEntry reads the first entry of the non-empty carrier s and returns it,
 // with its value trimmed but not decoded, and the rest of s. A blank entry
-// gives an empty key; an entry that is dropped gives an empty key and the
-// warning's message.
-func cutEntry(s string) (kv KeyValue, rest, warn string) {
+// gives an empty key; an entry that is dropped gives an empty key and why.
+func cutEntry(s string) (kv KeyValue, rest string, drop dropped) {
 	entry := s
 	if i := strs.IndexByte(s, ','); i >= 0 {
 		entry, rest = s[:i], s[i+1:]
 	}
 	if trimBlank(entry) == "" {
-		return KeyValue{}, rest, ""
+		return KeyValue{}, rest, dropped{}
 	}
 	eq := strs.IndexByte(entry, '=')
 	if eq < 0 {
-		return KeyValue{}, rest, "entry " + Quote(entry) + " has no '=': dropped"
+		return KeyValue{}, rest, dropped{entry, " has no '=': dropped"}
 	}
 	key := trimBlank(entry[:eq])
 	if key == "" {
-		return KeyValue{}, rest, "entry " + Quote(entry) + " has an empty key: dropped"
+		return KeyValue{}, rest, dropped{entry, " has an empty key: dropped"}
 	}
-	return KeyValue{Key: key, Value: trimBlank(entry[eq+1:])}, rest, ""
+	return KeyValue{Key: key, Value: trimBlank(entry[eq+1:])}, rest, dropped{}
 }
 
 // lastOfEach sorts kvs by key in place, keeps the last entry of each key,

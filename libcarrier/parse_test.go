@@ -3,6 +3,7 @@ package libcarrier_test
 import (
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -116,3 +117,28 @@ func warningStrings(ws []libcarrier.Warning) []string {
 	}
 	return out
 }
+
+// TestParseKeepsAtMostMaxWarnings: a carrier of many bad entries costs
+// MaxWarnings warnings and one that counts the rest, whatever its size
+// (the plugin's helper runs without a garbage collector).
+func TestParseKeepsAtMostMaxWarnings(t *testing.T) {
+	bad := strings.Repeat("x,", 1000) + "k=v"
+	for name, warns := range map[string][]libcarrier.Warning{
+		"Parse":       second(libcarrier.Parse(bad)),
+		"AppendParse": second(libcarrier.AppendParse(nil, bad)),
+	} {
+		if len(warns) != libcarrier.MaxWarnings+1 || warns[0].Message != `entry "x" has no '=': dropped` ||
+			warns[libcarrier.MaxWarnings].Message != "936 more warnings like these, not kept" {
+			t.Errorf("%s: %d warnings, first %v, last %v", name, len(warns), warns[0], warns[len(warns)-1])
+		}
+	}
+	kvs := make([]libcarrier.KeyValue, 0, 200)
+	for i := range 200 {
+		kvs = append(kvs, libcarrier.KeyValue{Key: "k" + strconv.Itoa(i), Value: "\xff"})
+	}
+	if _, warns := libcarrier.Repair(kvs); len(warns) != libcarrier.MaxWarnings+1 || warns[libcarrier.MaxWarnings].Message != "136 more warnings like these, not kept" {
+		t.Errorf("Repair: %d warnings, last %v", len(warns), warns[len(warns)-1])
+	}
+}
+
+func second[A, B any](_ A, b B) B { return b }

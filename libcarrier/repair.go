@@ -16,20 +16,20 @@ import "unicode/utf8"
 // and Python skip just that entry; after Repair all of them read the same
 // attributes.
 func Repair(kvs []KeyValue) ([]KeyValue, []Warning) {
-	var warns []Warning
+	var warns warnings
 	out := kvs[:0]
 	for _, kv := range kvs {
 		if msg := checkKey(kv.Key); msg != "" {
-			warns = append(warns, Warning{Key: kv.Key, Message: msg})
+			warns.add(Warning{Key: kv.Key, Message: msg})
 			continue
 		}
 		if !utf8.ValidString(kv.Value) {
-			warns = append(warns, Warning{Key: kv.Key, Message: msgInvalidUTF8})
+			warns.add(Warning{Key: kv.Key, Message: msgInvalidUTF8})
 			continue
 		}
 		out = append(out, kv)
 	}
 	// Clear the tail so that the dropped strings are not kept alive.
 	clear(kvs[len(out):])
-	return out, warns
+	return out, warns.done()
 }

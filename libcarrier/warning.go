@@ -12,6 +12,35 @@ type Warning struct {
 	Message string // what happened, in lower case
 }
 
+// MaxWarnings bounds the warnings one call keeps. A malformed carrier of
+// 128 KiB holds up to 65,000 bad entries, and one warning each cost the
+// plugin's helper, which runs without a garbage collector, 14 MiB; past
+// the bound one last warning counts the rest, whose messages are never
+// built.
+const MaxWarnings = 64
+
+// warnings collects a call's warnings up to MaxWarnings.
+type warnings struct {
+	list []Warning
+	more int
+}
+
+func (w *warnings) add(x Warning) {
+	if len(w.list) < MaxWarnings {
+		w.list = append(w.list, x)
+	} else {
+		w.more++
+	}
+}
+
+// done returns the warnings kept, and one that counts the rest.
+func (w *warnings) done() []Warning {
+	if w.more > 0 {
+		w.list = append(w.list, Warning{Message: strconv.Itoa(w.more) + " more warnings like these, not kept"})
+	}
+	return w.list
+}
+
 // maxShown bounds how much of a hostile key or entry a warning repeats, so
 // that one bad entry cannot flood a log.
 const maxShown = 64
