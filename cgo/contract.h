@@ -7,8 +7,8 @@
  * One file for both languages: cgo/main.go includes it, and because it
  * declares the exports below, a Go export whose signature differs fails
  * to compile. The shim, the test libraries and the package tests include
- * or read it; internal/taskenv/contract_gen.go holds the numbers for the
- * command, which is built without cgo (go generate ./internal/taskenv).
+ * or read it; taskenv/contract_gen.go holds the numbers for the
+ * command, which is built without cgo (go generate ./taskenv).
  * It lives here, in the library's package directory, because the go
  * command's build cache only sees headers there: a change to a header
  * elsewhere would leave a cached library with the old numbers.

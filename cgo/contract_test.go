@@ -6,18 +6,18 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spank-otel/spank-otel/cgo/nodefiles"
 	"github.com/spank-otel/spank-otel/detect/slurm"
-	"github.com/spank-otel/spank-otel/internal/nodefiles"
-	"github.com/spank-otel/spank-otel/internal/taskenv"
 	"github.com/spank-otel/spank-otel/libcarrier"
+	"github.com/spank-otel/spank-otel/taskenv"
 )
 
 // contractFile holds the worked examples of contract.h. The shim's C test
 // (spank/harness/contract.c) reads the same file.
 const contractFile = "testdata/contract.tsv"
 
-// TestContractCopies fails when internal/taskenv's generated copies of
-// the limits differ from contract.h (go generate ./internal/taskenv was not
+// TestContractCopies fails when taskenv's generated copies of
+// the limits differ from contract.h (go generate ./taskenv was not
 // run after a change of the header), or the Go copies of the node files'
 // record kinds do.
 func TestContractCopies(t *testing.T) {

@@ -21,11 +21,11 @@ import (
 	"strconv"
 	"unsafe"
 
+	"github.com/spank-otel/spank-otel/cgo/nodefiles"
 	"github.com/spank-otel/spank-otel/detect/gpu"
-	"github.com/spank-otel/spank-otel/internal/nodefiles"
 	"github.com/spank-otel/spank-otel/internal/strs"
-	"github.com/spank-otel/spank-otel/internal/taskenv"
 	"github.com/spank-otel/spank-otel/libcarrier"
+	"github.com/spank-otel/spank-otel/taskenv"
 )
 
 // The ABI version and the return codes of spank_otel_task_env are the

@@ -12,11 +12,11 @@ import (
 
 	"gotest.tools/v3/assert"
 
+	"github.com/spank-otel/spank-otel/cgo/nodefiles"
 	"github.com/spank-otel/spank-otel/detect/slurm"
-	"github.com/spank-otel/spank-otel/internal/nodefiles"
-	"github.com/spank-otel/spank-otel/internal/slurmtest"
-	"github.com/spank-otel/spank-otel/internal/taskenv"
+	"github.com/spank-otel/spank-otel/detect/slurm/slurmtest"
 	"github.com/spank-otel/spank-otel/libcarrier"
+	"github.com/spank-otel/spank-otel/taskenv"
 )
 
 var stepEnv = []string{

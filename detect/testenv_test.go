@@ -1,7 +1,7 @@
 package detect_test
 
 import (
-	"github.com/spank-otel/spank-otel/internal/slurmtest"
+	"github.com/spank-otel/spank-otel/detect/slurm/slurmtest"
 )
 
 // The fixtures of the Slurm detector's tests, under the short names

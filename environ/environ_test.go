@@ -4,8 +4,8 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/spank-otel/spank-otel/detect/slurm/slurmtest"
 	"github.com/spank-otel/spank-otel/environ"
-	"github.com/spank-otel/spank-otel/internal/slurmtest"
 )
 
 func TestList(t *testing.T) {

@@ -3,8 +3,8 @@ package libcarrier_test
 import (
 	"testing"
 
-	"github.com/spank-otel/spank-otel/internal/carriertest"
 	"github.com/spank-otel/spank-otel/libcarrier"
+	"github.com/spank-otel/spank-otel/libcarrier/carriertest"
 )
 
 func benchCarrier(b *testing.B) string {

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/spank-otel/spank-otel/internal/carriertest"
 	"github.com/spank-otel/spank-otel/libcarrier"
+	"github.com/spank-otel/spank-otel/libcarrier/carriertest"
 )
 
 func FuzzParse(f *testing.F) {

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/spank-otel/spank-otel/internal/carriertest"
 	"github.com/spank-otel/spank-otel/libcarrier"
+	"github.com/spank-otel/spank-otel/libcarrier/carriertest"
 )
 
 // assigned is the map that assigning kvs in order builds: the reference

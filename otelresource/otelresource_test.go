@@ -14,8 +14,8 @@ import (
 	"go.opentelemetry.io/otel/sdk/resource"
 
 	"github.com/spank-otel/spank-otel/detect"
+	"github.com/spank-otel/spank-otel/detect/slurm/slurmtest"
 	"github.com/spank-otel/spank-otel/environ"
-	"github.com/spank-otel/spank-otel/internal/slurmtest"
 	"github.com/spank-otel/spank-otel/libcarrier"
 )
 

@@ -13,8 +13,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/spank-otel/spank-otel/cmd/spank-otel/doctor"
 	"github.com/spank-otel/spank-otel/environ"
-	"github.com/spank-otel/spank-otel/internal/doctor"
 )
 
 // doctorFlags are the flags of spank-otel doctor.

@@ -9,7 +9,7 @@ import (
 
 	"gotest.tools/v3/assert"
 
-	"github.com/spank-otel/spank-otel/internal/doctor"
+	"github.com/spank-otel/spank-otel/cmd/spank-otel/doctor"
 )
 
 func TestDoctorCommand(t *testing.T) {

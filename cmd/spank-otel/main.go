@@ -32,8 +32,8 @@ import (
 	"github.com/spank-otel/spank-otel/detect/gpu"
 	"github.com/spank-otel/spank-otel/detect/nvidiasmi"
 	"github.com/spank-otel/spank-otel/environ"
-	"github.com/spank-otel/spank-otel/internal/taskenv"
 	"github.com/spank-otel/spank-otel/libcarrier"
+	"github.com/spank-otel/spank-otel/taskenv"
 	"github.com/spank-otel/spank-otel/uuidderive"
 )
 

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spank-otel/spank-otel/detect/slurm/slurmtest"
 	"github.com/spank-otel/spank-otel/environ"
-	"github.com/spank-otel/spank-otel/internal/slurmtest"
 	"github.com/spank-otel/spank-otel/libcarrier"
 )
 

@@ -188,8 +188,8 @@ fi
 # --- 3. Go benchmarks ---------------------------------------------------------
 if want 3; then
 say "3. Go benchmarks (ours and the OpenTelemetry Go SDK's environment detector on the same carrier)"
-show "go test -run='^\$' -bench=. -benchmem ./libcarrier ./detect/... ./internal/taskenv ./cgo"
-go test -run='^$' -bench=. -benchmem ./libcarrier ./detect/... ./internal/taskenv ./cgo | grep -E '^(Benchmark|ok)'
+show "go test -run='^\$' -bench=. -benchmem ./libcarrier ./detect/... ./taskenv ./cgo"
+go test -run='^$' -bench=. -benchmem ./libcarrier ./detect/... ./taskenv ./cgo | grep -E '^(Benchmark|ok)'
 # The SDK's side, in the module that depends on it.
 show "(cd test/sdkinterop && go test -run='^\$' -bench=. -benchmem .)"
 (cd test/sdkinterop && go test -run='^$' -bench=. -benchmem .) | grep -E '^(Benchmark|ok)'

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/spank-otel/spank-otel/internal/doctor"
+	"github.com/spank-otel/spank-otel/cmd/spank-otel/doctor"
 )
 
 // doctorNode is where the doctor's cases break and repair the set-up; the

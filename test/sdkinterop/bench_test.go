@@ -6,8 +6,8 @@ import (
 
 	"go.opentelemetry.io/otel/sdk/resource"
 
-	"github.com/spank-otel/spank-otel/internal/carriertest"
 	"github.com/spank-otel/spank-otel/libcarrier"
+	"github.com/spank-otel/spank-otel/libcarrier/carriertest"
 )
 
 // benchCarrier is the carrier of libcarrier's BenchmarkParse.

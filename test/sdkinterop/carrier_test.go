@@ -9,8 +9,8 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/resource"
 
-	"github.com/spank-otel/spank-otel/internal/carriertest"
 	"github.com/spank-otel/spank-otel/libcarrier"
+	"github.com/spank-otel/spank-otel/libcarrier/carriertest"
 )
 
 // sdkAttributes builds a Resource from the environment with the SDK and

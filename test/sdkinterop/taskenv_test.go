@@ -4,9 +4,9 @@ import (
 	"maps"
 	"testing"
 
-	"github.com/spank-otel/spank-otel/internal/slurmtest"
-	"github.com/spank-otel/spank-otel/internal/taskenv"
+	"github.com/spank-otel/spank-otel/detect/slurm/slurmtest"
 	"github.com/spank-otel/spank-otel/libcarrier"
+	"github.com/spank-otel/spank-otel/taskenv"
 )
 
 // FuzzTaskEnvSDK feeds the plugin's computation hostile task

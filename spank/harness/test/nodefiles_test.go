@@ -13,9 +13,9 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/spank-otel/spank-otel/cgo/nodefiles"
 	"github.com/spank-otel/spank-otel/detect/gpu"
 	"github.com/spank-otel/spank-otel/environ"
-	"github.com/spank-otel/spank-otel/internal/nodefiles"
 )
 
 // nodeCase is a fake node for the step parent's records of its files

@@ -9,7 +9,7 @@ import (
 
 // The doctor's probe (spank/probe_main.c) is checked here, on the lab's
 // files, because its verdicts are the shim's own (args.c, libfile.c, the
-// helper); internal/doctor reads its report.
+// helper); cmd/spank-otel/doctor reads its report.
 func init() {
 	files["probe"] = flag.String("probe", "", "spank-otel-probe, spank-otel doctor's checks (make -C spank probe)")
 }

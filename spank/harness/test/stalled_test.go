@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spank-otel/spank-otel/internal/nodefiles"
+	"github.com/spank-otel/spank-otel/cgo/nodefiles"
 )
 
 // stallBound is what the recording may take past its timeout: the kill

@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/spank-otel/spank-otel/internal/taskenv"
 	"github.com/spank-otel/spank-otel/libcarrier"
+	"github.com/spank-otel/spank-otel/taskenv"
 )
 
 // envCost is what execve counts for env: every string, its NUL and its

@@ -12,7 +12,7 @@ import (
 )
 
 // contractHeader is the one copy of the contract with the shim.
-const contractHeader = "../../cgo/contract.h"
+const contractHeader = "../cgo/contract.h"
 
 // contractConsts are the numbers of contract.h the package needs, by Go
 // name: the command computes without cgo, so it cannot include the header.
@@ -52,7 +52,7 @@ func TestContractGenerated(t *testing.T) {
 	}
 	b.WriteString(")\n")
 	// The package's tests use golden files, whose -update flag this shares.
-	gencheck.File(t, "contract_gen.go", b.Bytes(), golden.FlagUpdate(), "cgo/contract.h", "./internal/taskenv")
+	gencheck.File(t, "contract_gen.go", b.Bytes(), golden.FlagUpdate(), "cgo/contract.h", "./taskenv")
 }
 
 // wrapComment writes text as comment lines of prefix and words, each at

@@ -3,8 +3,8 @@ package nodefiles_test
 import (
 	"fmt"
 
+	"github.com/spank-otel/spank-otel/cgo/nodefiles"
 	"github.com/spank-otel/spank-otel/detect/gpu"
-	"github.com/spank-otel/spank-otel/internal/nodefiles"
 )
 
 // A record answers for its file; a name without one is read from the

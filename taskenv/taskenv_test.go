@@ -6,9 +6,9 @@ import (
 
 	"gotest.tools/v3/assert"
 
-	"github.com/spank-otel/spank-otel/internal/slurmtest"
-	"github.com/spank-otel/spank-otel/internal/taskenv"
+	"github.com/spank-otel/spank-otel/detect/slurm/slurmtest"
 	"github.com/spank-otel/spank-otel/libcarrier"
+	"github.com/spank-otel/spank-otel/taskenv"
 )
 
 // step is the environment of task 0 (of 4) of step 3 of job 77 on node c2.

@@ -3,7 +3,7 @@ package taskenv_test
 import (
 	"fmt"
 
-	"github.com/spank-otel/spank-otel/internal/taskenv"
+	"github.com/spank-otel/spank-otel/taskenv"
 )
 
 func ExampleCompute() {

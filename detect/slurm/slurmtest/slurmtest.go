@@ -127,7 +127,7 @@ func readTestdata(tb testing.TB, name string) []string {
 	if !ok {
 		tb.Fatal("slurmtest: the path of slurmtest.go is unknown")
 	}
-	path := filepath.Join(filepath.Dir(self), "..", "..", "detect", "slurm", "testdata", name)
+	path := filepath.Join(filepath.Dir(self), "..", "testdata", name)
 	b, err := os.ReadFile(path)
 	if err != nil {
 		tb.Fatal(err)

@@ -9,8 +9,8 @@ import (
 
 	"github.com/spank-otel/spank-otel/detect/gpu"
 	"github.com/spank-otel/spank-otel/detect/slurm"
+	"github.com/spank-otel/spank-otel/detect/slurm/slurmtest"
 	"github.com/spank-otel/spank-otel/environ"
-	"github.com/spank-otel/spank-otel/internal/slurmtest"
 	"github.com/spank-otel/spank-otel/libcarrier"
 )
 

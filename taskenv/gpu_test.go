@@ -7,9 +7,9 @@ import (
 	"gotest.tools/v3/assert"
 
 	"github.com/spank-otel/spank-otel/detect/gpu"
-	"github.com/spank-otel/spank-otel/internal/slurmtest"
-	"github.com/spank-otel/spank-otel/internal/taskenv"
+	"github.com/spank-otel/spank-otel/detect/slurm/slurmtest"
 	"github.com/spank-otel/spank-otel/libcarrier"
+	"github.com/spank-otel/spank-otel/taskenv"
 )
 
 // gpuNode is a node of two GPUs held in memory (package gpu's own tests

@@ -4,8 +4,8 @@ import (
 	"strings"
 
 	"github.com/spank-otel/spank-otel/environ"
-	"github.com/spank-otel/spank-otel/internal/taskenv"
 	"github.com/spank-otel/spank-otel/libcarrier"
+	"github.com/spank-otel/spank-otel/taskenv"
 )
 
 // OptionEnv is the variable that carries --otel-attrs to a job's steps

@@ -4,8 +4,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/spank-otel/spank-otel/internal/taskenv"
 	"github.com/spank-otel/spank-otel/libcarrier"
+	"github.com/spank-otel/spank-otel/taskenv"
 )
 
 // TestComputeRepairs: a malformed inherited carrier costs only its bad
