@@ -244,6 +244,7 @@ ctest: lib headers
 	  BUILD=$(abspath $(BUILD))/ctest-$(SLURM) REAL=$(abspath $(BUILD)/libspankotel.so)
 
 package-test: deps
+	packaging/third-party-test.sh
 	for v in $(PACKAGE_SLURMS); do $(MAKE) --no-print-directory package-test-one SLURM=$$v; done
 	packaging/include-test.sh $(lastword $(PACKAGE_SLURMS))
 

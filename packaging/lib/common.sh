@@ -115,27 +115,106 @@ third_party_dir() {
 	echo "${SPANK_OTEL_THIRD_PARTY:-$(dirname "$repo")/shared/third_party}"
 }
 
-# third_party_archive GLOB prints the one archive in third_party_dir that
-# matches GLOB, after checking its SHA256SUMS entry; a missing archive is an
-# error that names what was looked for.
+# third_party_manifest prints the file naming each upstream source
+# (packaging/third-party.tsv; SPANK_OTEL_THIRD_PARTY_MANIFEST for tests).
+third_party_manifest() {
+	echo "${SPANK_OTEL_THIRD_PARTY_MANIFEST:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/third-party.tsv}"
+}
+
+# archive_tree FILE PATHS prints the git tree id of the contents of the
+# archive FILE, its one top directory stripped, keeping only PATHS (comma-
+# separated; "-" for all): the same for a `git archive` and GitHub's
+# download of one tag.
+archive_tree() {
+	local file=$1 paths=$2 tmp src p tree
+	tmp=$(mktemp -d "${TMPDIR:-/tmp}/spank-otel-tree.XXXXXX")
+	mkdir "$tmp/x"
+	if ! tar -xzf "$file" -C "$tmp/x" 2>/dev/null; then
+		rm -rf "$tmp"
+		return 1
+	fi
+	src=$tmp/x
+	shopt -s dotglob nullglob
+	local top=("$tmp/x"/*)
+	shopt -u dotglob nullglob
+	[ ${#top[@]} -ne 1 ] || [ ! -d "${top[0]}" ] || src=${top[0]}
+	if [ "$paths" != - ]; then
+		mkdir "$tmp/kept"
+		for p in ${paths//,/ }; do
+			[ -e "$src/$p" ] && cp -a "$src/$p" "$tmp/kept/"
+		done
+		src=$tmp/kept
+	fi
+	tree=$(GIT_DIR=$tmp/git GIT_WORK_TREE=$src sh -c 'git init -q && git add -A -f && git write-tree' 2>/dev/null) || tree=''
+	rm -rf "$tmp"
+	[ -n "$tree" ] && echo "$tree"
+}
+
+# third_party_needed prints every archive of the manifest, one a line:
+# file, project, ref, and where it is downloaded from.
+third_party_needed() {
+	awk -F'\t' '!/^#/ && NF >= 5 { printf "  %s (%s %s): %s\n", $1, $2, $3, $4 }' "$(third_party_manifest)"
+}
+
+# third_party_archive GLOB prints the path of the one upstream archive of
+# the manifest whose name matches GLOB, after checking that its contents
+# are that upstream ref's (its git tree id). It looks in
+# SPANK_OTEL_THIRD_PARTY when set (the offline route, which wins), else in
+# ../shared/third_party, then in the cache; otherwise it downloads the
+# archive into the cache from SPANK_OTEL_MIRROR/<file> when set, else from
+# its upstream address. A missing archive that cannot be had, or one whose
+# contents differ, is an error naming it.
 third_party_archive() {
-	local dir glob=$1 matches sums want got
+	local glob=$1 manifest row file project ref url tree paths dir cache got from err
+	manifest=$(third_party_manifest)
+	[ -f "$manifest" ] || die "missing $manifest, which names the upstream archives"
+	row=$(awk -F'\t' -v g="$glob" '!/^#/ && NF >= 5 { n = g; gsub(/\./, "\\.", n); gsub(/\*/, ".*", n); gsub(/\?/, ".", n); if ($1 ~ ("^" n "$")) print }' "$manifest")
+	[ -n "$row" ] || die "$manifest names no archive like $glob"
+	[ "$(wc -l <<<"$row")" -eq 1 ] || die "more than one archive of $manifest matches $glob"
+	IFS=$'\t' read -r file project ref url tree paths <<<"$row"
 	dir=$(third_party_dir)
-	shopt -s nullglob
-	# shellcheck disable=SC2206 # the glob is meant to expand
-	matches=("$dir"/$glob)
-	shopt -u nullglob
-	# A name without wildcards is kept as it is, found or not.
-	[ ${#matches[@]} -eq 0 ] || [ -e "${matches[0]}" ] || matches=()
-	[ ${#matches[@]} -gt 0 ] || die "missing third-party archive $dir/$glob (set SPANK_OTEL_THIRD_PARTY to the folder that holds it)"
-	[ ${#matches[@]} -eq 1 ] || die "more than one archive matches $dir/$glob: ${matches[*]}"
-	sums=$dir/SHA256SUMS
-	[ -f "$sums" ] || die "missing $sums, which vouches for ${matches[0]}"
-	want=$(awk -v f="${matches[0]##*/}" '{ n = $2; sub(/^\*/, "", n); sub(/.*\//, "", n) } n == f { print $1; exit }' "$sums")
-	[ -n "$want" ] || die "$sums has no entry for ${matches[0]##*/}"
-	got=$(sha256sum <"${matches[0]}" | cut -d' ' -f1)
-	[ "$got" = "$want" ] || die "${matches[0]} has sha256 $got, but $sums says $want"
-	echo "${matches[0]}"
+	cache=${SPANK_OTEL_CACHE:-/var/cache/spank-otel}/third-party/archives
+	if [ -n "${SPANK_OTEL_THIRD_PARTY:-}" ]; then
+		got=$dir/$file
+		[ -f "$got" ] || die "missing third-party archive $got (SPANK_OTEL_THIRD_PARTY is set, so nothing is downloaded); every archive needed:"$'\n'"$(third_party_needed)"
+	elif [ -f "$dir/$file" ]; then
+		got=$dir/$file
+	elif [ -f "$cache/$file" ]; then
+		got=$cache/$file
+	else
+		from=${SPANK_OTEL_MIRROR:+${SPANK_OTEL_MIRROR%/}/$file}
+		from=${from:-$url}
+		ensure_packages curl
+		mkdir -p "$cache"
+		note "downloading $file ($project $ref) from $from"
+		if [ -t 2 ]; then
+			err=$(curl -fL --connect-timeout 5 --retry 1 --progress-bar -o "$cache/$file.part" "$from" 2>&1 >/dev/null | tail -n 1)
+		else
+			err=$(curl -fsSL --connect-timeout 5 --retry 1 -o "$cache/$file.part" "$from" 2>&1)
+		fi || {
+			rm -f "$cache/$file.part"
+			die "cannot download $file from $from (${err:-curl failed}); with no network, put the archives in a folder and set SPANK_OTEL_THIRD_PARTY to it, or serve them by name under SPANK_OTEL_MIRROR; every archive needed:"$'\n'"$(third_party_needed)"
+		}
+		mv "$cache/$file.part" "$cache/$file"
+		got=$cache/$file
+	fi
+	third_party_check "$got" "$project" "$ref" "$tree" "$paths"
+	echo "$got"
+}
+
+# third_party_check FILE PROJECT REF TREE PATHS dies unless FILE's contents
+# have the git tree id TREE. An archive checked once is known by its sha256
+# in the cache, and not unpacked again.
+third_party_check() {
+	local file=$1 project=$2 ref=$3 tree=$4 paths=$5 known sum got
+	known=${SPANK_OTEL_CACHE:-/var/cache/spank-otel}/third-party/verified
+	sum=$(sha256sum <"$file" | cut -d' ' -f1)
+	if [ -f "$known" ] && grep -qx "$sum $tree" "$known"; then
+		return 0
+	fi
+	got=$(archive_tree "$file" "$paths") || got=''
+	[ "$got" = "$tree" ] || die "$file is not $project $ref: its contents have git tree ${got:-(not a gzip tar archive)}, the manifest $(third_party_manifest) says $tree"
+	mkdir -p "$(dirname "$known")" 2>/dev/null && echo "$sum $tree" >>"$known" || :
 }
 
 # check_slurm_version accepts only major.minor, the granularity at which Slurm
@@ -176,10 +255,10 @@ slurm_next_minor() {
 # It reads deb822 *.sources files and one-line *.list files, and picks the
 # first enabled "deb" entry whose suite is a Debian release name (so the
 # security archive and third-party repositories are passed over).
-# SPANK_OTEL_DEBIAN_MIRROR overrides it (SPANK_OTEL_MIRROR, the test
-# cluster's older name, too).
+# SPANK_OTEL_DEBIAN_MIRROR overrides it. (SPANK_OTEL_MIRROR, its older
+# name, is now the mirror of the upstream archives: third_party_archive.)
 debian_mirror() {
-	local override=${SPANK_OTEL_DEBIAN_MIRROR:-${SPANK_OTEL_MIRROR:-}}
+	local override=${SPANK_OTEL_DEBIAN_MIRROR:-}
 	if [ -n "$override" ]; then
 		echo "${override%/}"
 		return

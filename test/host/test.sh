@@ -122,11 +122,18 @@ for c in gcc makeself nm mksquashfs debootstrap curl dockerd docker-compose; do
 	stub "$c" "$host/pending" <<<'echo "$0 $*"; exit 1'
 done
 
-# The upstream archives and their sums, as in ../shared/third_party.
-for a in enroot-4.1.2.tar.gz pyxis-0.24.0.tar.gz; do
-	echo "$a" >"$host/third_party/$a"
+# The upstream archives, as in ../shared/third_party, and a manifest that
+# names their contents (packaging/third-party.tsv's format).
+for a in enroot-4.1.2 pyxis-0.24.0; do
+	src=$host/upstream-$a
+	git init -q "$src"
+	echo "$a" >"$src/README"
+	git -C "$src" add -A
+	git -C "$src" -c user.name=t -c user.email=t@t commit -qm "$a"
+	git -C "$src" archive --prefix="$a/" HEAD | gzip >"$host/third_party/$a.tar.gz"
+	printf '%s.tar.gz\texample/%s\tv1\thttp://upstream.invalid/%s.tar.gz\t%s\t-\n' \
+		"$a" "${a%-*}" "$a" "$(git -C "$src" rev-parse 'HEAD^{tree}')" >>"$host/third-party.tsv"
 done
-(cd "$host/third_party" && sha256sum -- *.tar.gz >SHA256SUMS)
 # The third-party builds, standing in for build-enroot.sh and
 # build-pyxis.sh: chatter, then the install tree at their last argument.
 for s in build-enroot.sh build-pyxis.sh build-image.sh; do
@@ -146,7 +153,8 @@ on_new_host() {
 	mv "$host/pending"/* "$host/bin/" 2>/dev/null || :
 	for c in "${installable[@]}"; do mv "$host/bin/$c" "$host/pending/" 2>/dev/null || :; done
 	PATH=$host/bin SPANK_OTEL_CACHE=$host/cache SPANK_OTEL_LEDGER=$host/ledger \
-		SPANK_OTEL_THIRD_PARTY=$host/third_party SPANK_OTEL_DEBIAN_MIRROR=http://mirror.invalid/debian \
+		SPANK_OTEL_THIRD_PARTY=$host/third_party SPANK_OTEL_THIRD_PARTY_MANIFEST=$host/third-party.tsv \
+		SPANK_OTEL_DEBIAN_MIRROR=http://mirror.invalid/debian \
 		/bin/bash -c '
 		set -euo pipefail
 		. "$1/test/slurm-docker/cluster"
