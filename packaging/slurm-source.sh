@@ -5,10 +5,10 @@
 #
 #   packaging/slurm-source.sh VERSION
 #
-# VERSION is a Slurm major.minor (25.11). The archive is
-# $SPANK_OTEL_THIRD_PARTY/slurm-VERSION.*.tar.gz (default: ../shared/third_party
-# beside the repository), checked against SHA256SUMS there. A missing archive
-# is an error that names the file.
+# VERSION is a Slurm major.minor (25.11). The archive is the one
+# packaging/third-party.tsv names, found or downloaded and checked by
+# common.sh's third_party_archive. A missing archive is an error that names
+# the file.
 #
 # The build runs in a Debian chroot (debootstrap from the host's configured
 # mirror, the suite below) whose build dependencies come from that mirror;

@@ -3,9 +3,9 @@
 # offline from the upstream archives in the project's third-party folder,
 # and the squashfs image jobs run in (/srv/images/base.sqsh on every node).
 #
-#   third-party folder  $SPANK_OTEL_THIRD_PARTY, else ../shared/third_party
-#                       from the repository's root; each archive is checked
-#                       against its SHA256SUMS. A missing archive is an error.
+#   third-party archives  packaging/third-party.tsv, found, downloaded and
+#                       checked by common.sh's third_party_archive. A missing
+#                       archive is an error.
 #   enroot              built once (build-enroot.sh), pyxis per Slurm release
 #                       against that release's headers (build-pyxis.sh,
 #                       build/slurm-headers/<ver>/usr/include); both cached
@@ -19,8 +19,8 @@
 #   image               build-image.sh, per release, into build/images/<ver>.
 # shellcheck shell=bash
 
-# The archives, in common.sh's third_party_dir, checked by
-# third_party_archive against its SHA256SUMS.
+# The archives, as packaging/third-party.tsv names them
+# (third_party_archive).
 enroot_archive=enroot-4.1.2.tar.gz
 pyxis_archive=pyxis-0.24.0.tar.gz
 

@@ -10,8 +10,8 @@
 #
 # TEST is a test file name of the suite (test_7_11, test_116_40.py, ...);
 # without one, the four `make test` runs. The suite comes from
-# slurm-testsuite-*.tar.gz in the third-party folder (checked against its
-# SHA256SUMS), unpacked into a copy in which the changes Debian needs are
+# slurm-testsuite-*.tar.gz (packaging/third-party.tsv, found and checked by
+# third_party_archive), unpacked into a copy in which the changes Debian needs are
 # made and printed: Debian's `slurmd -V` says "slurm-wlm 26.05.5" where the
 # suite parses "slurm 26.05.5".
 #
