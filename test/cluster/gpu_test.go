@@ -309,7 +309,7 @@ wait
 srun -n1 -p configless --gres=gpu:2 -o ` + o + `configless.%j.%s.%t.env ` + recordGPUs + `
 srun -n1 -p configless --gres=gpu:8 -o ` + o + `eight.%j.%s.%t.env ` + recordGPUs + `
 srun -n3 -O -p configless --gres=gpu:8 -o ` + o + `eight3.%j.%s.%t.env ` + recordGPUs + `
-srun -n2 -O -p configless --gpus-per-task=4 -o ` + o + `eighthalf.%j.%s.%t.env ` + recordGPUs + `
+srun -n2 -O -p configless --gres=gpu:8 --gpu-bind=mask_gpu:0xf,0xf0 -o ` + o + `eighthalf.%j.%s.%t.env ` + recordGPUs + `
 srun -n1 -w c2 -o ` + o + `nogpus.%j.%s.%t.env ` + recordGPUs + `
 srun -N2 -n4 --gpus-per-task=1 -o ` + o + `pertask2n.%j.%s.%t.env ` + recordGPUs
 	// Three tasks on one node of 2 CPUs, not the issue's four: with GRES,
@@ -345,7 +345,7 @@ srun -N2 -n4 --gpus-per-task=1 -o ` + o + `pertask2n.%j.%s.%t.env ` + recordGPUs
 		"configless":  exact,
 		// c3's eight GPUs: one task of all eight (torchrun), tasks that
 		// each see all eight (the process picks LOCAL_RANK), and two
-		// tasks of four each.
+		// tasks of four each (--gpu-bind=mask_gpu: --gpus-per-task=4 is refused on a node of 2 CPUs).
 		"eight":     exact,
 		"eight3":    exact,
 		"eighthalf": exact,
