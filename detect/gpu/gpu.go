@@ -399,6 +399,12 @@ func byDeviceCgroup(r *request, f *nodeFacts) ([]string, error) {
 		// that admits every GPU.
 		return nil, errors.New("the task's device cgroup admits " + strconv.Itoa(len(admitted)) + " GPUs, more than the step's " +
 			strconv.Itoa(r.onNode) + " on the node (SLURM_GPUS_ON_NODE)")
+	case len(admitted) != len(r.cuda):
+		// Slurm's CUDA_VISIBLE_DEVICES names every GPU a task is
+		// bound to; a cgroup that admits others is the step's, not
+		// the task's (a constraint not in force when the task asks).
+		return nil, errors.New("the task's device cgroup admits " + strconv.Itoa(len(admitted)) + " GPUs and CUDA_VISIBLE_DEVICES=" +
+			r.visible + " names " + strconv.Itoa(len(r.cuda)))
 	}
 	// CUDA's order of the GPUs a task can open is PCI order only if the
 	// task asked for it or the GPUs are alike (docs/spec.md).
