@@ -23,6 +23,8 @@
 #   SPANK_OTEL_CACHE       cache directory (/var/cache/spank-otel); the
 #                          kernel, busybox and the root disk are in vm/
 #   SPANK_OTEL_VM_CHECKS   checks to run (default: all of checks.sh)
+#   SPANK_OTEL_VM_APPEND   kernel command line after console= and panic=
+#                          (default "quiet loglevel=3"; "" shows the boot)
 set -euo pipefail
 shopt -s inherit_errexit
 
@@ -153,7 +155,7 @@ root_disk() {
 	docker rm "$cid" >/dev/null
 	mkdir -p "$tmp/mnt"
 	# Room for the state and logs of a run; the file is sparse.
-	mkfs.ext4 -q -F -L spank-otel-root -d "$tmp" "$tmp.ext4" 4G || die "mkfs.ext4 of the root disk failed"
+	mkfs.ext4 -q -F -L spank-otel-root -d "$tmp" "$tmp.ext4" 4G >&2 || die "mkfs.ext4 of the root disk failed"
 	rm -rf "$tmp"
 	rm -f "$cache"/root-*.ext4
 	mv "$tmp.ext4" "$disk"
@@ -173,7 +175,7 @@ data_disk() {
 	install -m 0644 "$repo/test/slurm-docker/slurm.conf" "$d/slurm-common.conf"
 	printf '%s\n' "${SPANK_OTEL_VM_CHECKS:-}" >"$d/checks-wanted"
 	rm -f "$out/data.ext4"
-	mkfs.ext4 -q -F -L spank-otel-data -d "$d" "$out/data.ext4" 64M
+	mkfs.ext4 -q -F -L spank-otel-data -d "$d" "$out/data.ext4" 64M >&2
 	rm -rf "$d"
 }
 
@@ -216,7 +218,7 @@ main() {
 		-accel tcg -m 2048 -smp 2 \
 		-nodefaults -no-reboot -display none -serial stdio \
 		-kernel "$kdir/vmlinuz" -initrd "$out/initrd.gz" \
-		-append "console=ttyS0 panic=1 quiet loglevel=3" \
+		-append "console=ttyS0 panic=1 ${SPANK_OTEL_VM_APPEND-quiet loglevel=3}" \
 		-drive "file=$root,if=virtio,format=raw,snapshot=on" \
 		-drive "file=$out/data.ext4,if=virtio,format=raw" \
 		</dev/null 2>&1 | stamp | tee "$out/console.log"
