@@ -13,6 +13,8 @@
 #   make bench       speed figures
 #   make slurm-testsuite  SchedMD's regression tests with spank-otel off and on
 #                    (TESTS="test_7_11 ..."; SLURM=26.05 for one release)
+#   make vm-test     a Slurm 26.05 node on cgroup v2 in a qemu VM, the checks
+#                    that depend on the cgroup version (test/vm/run.sh; root)
 #
 # SLURM picks the release of demo, ctest, deb, rpm and shim (default 26.05);
 # SLURM_INCLUDE=/dir/with/slurm/spank.h builds deb, rpm and shim against a
@@ -67,7 +69,8 @@ FUSE_PACKAGES := pkg-config=pkgconf /usr/include/fuse3/fuse_lowlevel.h=libfuse3-
 BACKEND_PACKAGES := npm chromium curl /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf=fonts-dejavu-core
 
 .PHONY: all lib cli shim probe headers testlibs deb rpm install man deps dockerd unit ctest package-test package-test-one gpu-selftest \
-        cluster-test test demo bench clean jaeger otelprobes backend-deps host-test purge-host slurm-testsuite
+        cluster-test test demo bench clean jaeger otelprobes backend-deps host-test purge-host slurm-testsuite \
+        vm-test
 
 all: lib cli
 
@@ -268,6 +271,17 @@ TESTS ?= test_7_11 test_7_9 test_7_15 test_116_40 test_116_1 test_116_6 test_116
 TESTSUITE_SLURMS := $(if $(filter command line environment,$(origin SLURM)),$(SLURM),$(PACKAGE_SLURMS))
 slurm-testsuite: dockerd cli backend-deps
 	@for v in $(TESTSUITE_SLURMS); do test/slurm-testsuite/run.sh --up --slurm $$v $(TESTS) || exit 1; done
+
+# A node on cgroup v2, which this host cannot boot (its v1 hierarchies are
+# busy): Debian's kernel in qemu under TCG, the 26.05 node image as its root
+# file system (test/vm/run.sh, docs/testing.md). Boots, checks, powers off;
+# qemu is killed if it outlives SPANK_OTEL_VM_TIMEOUT. The kernel and busybox
+# come with apt-get download into /var/cache/spank-otel/vm (not installed).
+VM_PACKAGES := qemu-system-x86_64=qemu-system-x86 mkfs.ext4=e2fsprogs debugfs=e2fsprogs cpio
+vm-test: dockerd backend-deps
+	@. packaging/lib/common.sh && ensure_packages $(VM_PACKAGES)
+	test/slurm-docker/cluster build --slurm 26.05
+	test/vm/run.sh
 
 # Each suite in turn, stopping at the first that fails, with its time.
 TEST_SUITES := host-test gpu-selftest unit ctest package-test cluster-test

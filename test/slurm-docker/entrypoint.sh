@@ -132,6 +132,10 @@ start_munge() {
 	done
 }
 
+# test/vm/init.sh sources this file for its functions (fake_gpus,
+# start_munge) and nothing else.
+[ "${SPANK_OTEL_ENTRYPOINT_FUNCTIONS:-}" != 1 ] || return 0
+
 case "${1:-}" in
 slurmctld)
 	configure

@@ -1,0 +1,254 @@
+#!/bin/bash
+# checks.sh: the checks of the cgroup v2 VM (test/vm/run.sh), run as root
+# by init.sh on node v1 once Slurm is up; the jobs run as alice. Each check
+# prints "vm-check: PASS NAME (N s)" or "vm-check: FAIL NAME (N s)" after
+# its details; the exit status is 0 when every check passed.
+#
+#   identity   a step's tasks get OTEL_RESOURCE_ATTRIBUTES with their job
+#              and task
+#   placement  the helper joined the task's cgroup: slurmd.log's debug
+#              line, the task's v2 path job_X/step_Y/user/task_N, and the
+#              helper's own cgroup and CPU (test/faultlib's placement
+#              report) against the task's and its cpuset.cpus.effective
+#   gpu        bound tasks (--gpus-per-task=1): each task's nv.gpu.uuid is
+#              the UUID of the one /dev/nvidiaN the BPF device program
+#              lets it open (ENXIO when admitted, EPERM when not)
+#   memory     a job with little memory left: no attributes, the helper's
+#              "not loading the library: memory cgroup ..." line, and the
+#              step succeeds with no oom_kill in memory.events
+#   cancel     a step cancelled while its helpers hang in the library
+#              leaves no process named spank-otel
+# /mnt/checks-wanted names the checks to run (one line; empty: all).
+set -u
+work=/tmp/vm-checks
+stack=/etc/slurm/plugstack.conf.d/spank-otel.conf
+plugindir=/usr/lib/x86_64-linux-gnu/slurm-wlm
+faultlib=/usr/lib/spank-otel-test/libfault.so
+slurmd_log=/var/log/slurm/slurmd.log
+all="identity placement gpu memory cancel"
+wanted=$(cat /mnt/checks-wanted 2>/dev/null)
+[ -n "${wanted// /}" ] || wanted=$all
+install -d -m 1777 "$work"
+cp "$stack" "$work/stack.orig"
+
+failed=0
+check=''
+check_failed=0
+
+# note: a detail of the running check; fail: a detail that fails it.
+note() { echo "  $check: $*"; }
+fail() {
+	echo "  $check: FAILED: $*"
+	check_failed=1
+}
+uptime_s() { cut -d' ' -f1 /proc/uptime; }
+
+# as_alice CMD...: CMD as the job user, in the work directory.
+as_alice() { (cd "$work" && runuser -u alice -- "$@"); }
+
+# value KEY FILE: the value of the KEY=value line of FILE.
+value() { sed -n "s/^$1=//p" "$2" | head -n 1; }
+
+# attr KEY ATTRS: the value of KEY in an OTEL_RESOURCE_ATTRIBUTES value.
+attr() { tr ',' '\n' <<<"$2" | sed -n "s/^$1=//p" | head -n 1; }
+
+# cpus LIST: the CPUs of a list such as 0-2,5, one a line.
+cpus() {
+	local part
+	for part in ${1//,/ }; do
+		if [[ $part == *-* ]]; then seq "${part%-*}" "${part#*-}"; else echo "$part"; fi
+	done
+}
+
+set_stack() { echo "optional $plugindir/spank_otel.so $*" >"$stack"; }
+restore_stack() { cp "$work/stack.orig" "$stack"; }
+
+# log_mark and log_since: slurmd.log's lines written after a mark.
+log_mark() { wc -l <"$slurmd_log"; }
+log_since() { tail -n +"$(($1 + 1))" "$slurmd_log"; }
+
+# The task command of the identity and placement checks: what the task is
+# and where it runs, as KEY=value lines.
+task_report='echo "JOB=$SLURM_JOB_ID"
+echo "STEP=$SLURM_STEP_ID"
+echo "TASK=$SLURM_PROCID"
+echo "SLUID=${SLURM_JOB_SLUID:-}"
+echo "OTEL=${OTEL_RESOURCE_ATTRIBUTES:-}"
+echo "CGROUP=$(tr "\n" ";" </proc/self/cgroup)"
+echo "CPUS=$(sed -n "s/^Cpus_allowed_list:[[:space:]]*//p" /proc/self/status)"
+echo "EFFECTIVE=$(cat /sys/fs/cgroup$(sed -n "s/^0:://p" /proc/self/cgroup)/cpuset.cpus.effective)"'
+
+check_identity() {
+	local t f job attrs
+	as_alice srun -n2 -o "$work/identity.%t" bash -c "$task_report" || fail "srun failed"
+	for t in 0 1; do
+		f=$work/identity.$t
+		job=$(value JOB "$f") attrs=$(value OTEL "$f")
+		note "task $t: OTEL_RESOURCE_ATTRIBUTES=$attrs"
+		[[ -n $job && $(attr slurm.job.id "$attrs") == "$job" ]] ||
+			fail "task $t of job $job: slurm.job.id is '$(attr slurm.job.id "$attrs")'"
+		[[ $(attr slurm.task.id "$attrs") == "$t" ]] ||
+			fail "task $t: slurm.task.id is '$(attr slurm.task.id "$attrs")'"
+	done
+}
+
+check_placement() {
+	local t f mark lines cg path job sluid r helper_cg helper_cpu eff
+	mark=$(log_mark)
+	as_alice srun -n2 -c1 -o "$work/placement.%t" bash -c "$task_report" || fail "srun failed"
+	# The helper says where it went, at debug level, in slurmd's log.
+	lines=$(log_since "$mark" | grep -o 'helper: joined [0-9]* cgroups of the task.*')
+	note "slurmd.log: $(echo "$lines" | sort | uniq -c | tr -s ' ' | tr '\n' ';')"
+	[[ $(grep -c 'helper: joined 1 cgroups' <<<"$lines") == 2 ]] ||
+		fail "want two 'helper: joined 1 cgroups of the task' lines (one unified cgroup a task)"
+	for t in 0 1; do
+		f=$work/placement.$t
+		cg=$(value CGROUP "$f") job=$(value JOB "$f") sluid=$(value SLUID "$f")
+		note "task $t: /proc/self/cgroup $cg, CPUs $(value CPUS "$f"), cpuset.cpus.effective $(value EFFECTIVE "$f")"
+		path=${cg#0::}
+		path=${path%;}
+		[[ $cg == 0::*\; && $cg != *\;*\;* ]] || fail "task $t: not one v2 line: $cg"
+		[[ $path =~ /job_([^/]+)/step_([^/]+)/user/task_([0-9]+)$ ]] ||
+			fail "task $t: not a job_X/step_Y/user/task_N path: $path"
+		case ${BASH_REMATCH[1]:-} in
+		"$job") note "task $t: the job's cgroup is named by its job id $job" ;;
+		"$sluid") note "task $t: the job's cgroup is named by its SLUID $sluid" ;;
+		*) fail "task $t: job_${BASH_REMATCH[1]:-} is neither job $job nor SLUID $sluid" ;;
+		esac
+		[[ ${BASH_REMATCH[3]:-} == "$t" ]] || fail "task $t: in task_${BASH_REMATCH[3]:-}"
+	done
+
+	# The helper's own view (test/faultlib's placement mode): its cgroup
+	# is the task's, its CPU one of the task's cgroup's effective cpuset.
+	set_stack "lib=$faultlib timeout=20000"
+	as_alice env SPANK_OTEL_TEST_FAULT=placement srun -n2 -c1 -o "$work/helper.%t" bash -c "$task_report" ||
+		fail "srun with the placement probe failed"
+	restore_stack
+	for t in 0 1; do
+		f=$work/helper.$t
+		r=$(value OTEL "$f")
+		helper_cg=$(tr ' ' '\n' <<<"$r" | sed -n 's/^helper\.cgroup=//p')
+		helper_cpu=$(tr ' ' '\n' <<<"$r" | sed -n 's/^helper\.cpus=//p')
+		cg=$(value CGROUP "$f") eff=$(value EFFECTIVE "$f")
+		note "task $t: helper in $helper_cg on CPU $helper_cpu; task in $cg, cpuset.cpus.effective $eff"
+		[[ -n $helper_cg && "$helper_cg;" == "$cg" ]] || fail "task $t: the helper's cgroup '$helper_cg' is not the task's '$cg'"
+		[[ $helper_cpu =~ ^[0-9]+$ ]] || fail "task $t: the helper is not on one CPU: '$helper_cpu'"
+		cpus "$eff" | grep -qx "$helper_cpu" || fail "task $t: helper CPU $helper_cpu not in cpuset.cpus.effective $eff"
+		cpus "$(value CPUS "$f")" | grep -qx "$helper_cpu" || fail "task $t: helper CPU $helper_cpu not in the task's CPUs"
+	done
+}
+
+# The oracle of test/cluster/gpu_test.go: which /dev/nvidiaN the task's
+# device cgroup admits (open fails with ENXIO: no driver) or refuses
+# (EPERM).
+gpu_report='o=
+for i in 0 1 2 3; do
+	m=$( (exec 3</dev/nvidia$i) 2>&1 )
+	case $m in
+	*"No such device or address"*) o="$o $i" ;;
+	*"Operation not permitted"*) ;;
+	*) echo "ORACLE_ERROR=/dev/nvidia$i: $m" ;;
+	esac
+done
+echo "ADMITTED=${o# }"
+echo "CUDA=${CUDA_VISIBLE_DEVICES:-}"
+echo "OTEL=${OTEL_RESOURCE_ATTRIBUTES:-}"'
+
+# uuid_of MINOR: the fake driver tree's UUID of /dev/nvidiaMINOR.
+uuid_of() {
+	grep -l "^Device Minor:[[:space:]]*$1\$" /proc/driver/nvidia/gpus/*/information |
+		xargs sed -n 's/^GPU UUID:[[:space:]]*//p'
+}
+
+check_gpu() {
+	local t f admitted attrs seen=''
+	as_alice srun -n2 --gres=gpu:2 --gpus-per-task=1 -o "$work/gpu.%t" bash -c "$gpu_report" ||
+		fail "srun failed"
+	for t in 0 1; do
+		f=$work/gpu.$t
+		admitted=$(value ADMITTED "$f") attrs=$(value OTEL "$f")
+		note "task $t: may open /dev/nvidia{$admitted}, CUDA_VISIBLE_DEVICES=$(value CUDA "$f"), attributes $attrs"
+		[[ -z $(value ORACLE_ERROR "$f") ]] || fail "task $t: the oracle cannot tell: $(value ORACLE_ERROR "$f")"
+		if [[ ! $admitted =~ ^[0-9]$ ]]; then
+			fail "task $t: may open '$admitted', want exactly one GPU"
+			continue
+		fi
+		[[ " $seen " != *" $admitted "* ]] || fail "task $t: /dev/nvidia$admitted is another task's too"
+		seen="$seen $admitted"
+		[[ $(attr nv.gpu.uuid "$attrs") == "$(uuid_of "$admitted")" ]] ||
+			fail "task $t: nv.gpu.uuid '$(attr nv.gpu.uuid "$attrs")', but the task may open /dev/nvidia$admitted, $(uuid_of "$admitted")"
+		[[ $(attr nv.gpu.count "$attrs") == 1 ]] || fail "task $t: nv.gpu.count '$(attr nv.gpu.count "$attrs")'"
+	done
+}
+
+check_memory() {
+	local mark r attrs line
+	mark=$(log_mark)
+	as_alice sbatch --wait -n1 --mem=160M -o "$work/memory.out" /mnt/memory-job.sh >/dev/null ||
+		fail "the job failed: $(cat "$work/memory.out" 2>/dev/null)"
+	r=$work/memory.result
+	note "job: limit $(value MAX "$r") B, unreclaimable use $(value USED "$r") B before the fill, filled $(value FILL "$r") B;" \
+		"step exit $(value RC "$r"); memory.events oom $(value EVENTS_oom "$r") oom_kill $(value EVENTS_oom_kill "$r")"
+	attrs=$(value OTEL "$work/memory.step")
+	note "step: OTEL_RESOURCE_ATTRIBUTES=$attrs"
+	[[ -z $(attr slurm.job.id "$attrs") ]] || fail "the step's task got attributes"
+	[[ $(value RC "$r") == 0 ]] || fail "the step failed: exit '$(value RC "$r")'"
+	[[ $(value EVENTS_oom_kill "$r") == 0 ]] || fail "memory.events oom_kill '$(value EVENTS_oom_kill "$r")'"
+	line=$(log_since "$mark" | grep -o 'not loading the library: memory cgroup .* has [0-9]* KiB left.*' | head -n 1)
+	note "slurmd.log: $line"
+	[[ -n $line ]] || fail "no 'not loading the library: memory cgroup ... has N KiB left' line in slurmd.log"
+}
+
+# helpers: the processes named spank-otel.
+helpers() { pgrep -x spank-otel | tr '\n' ' '; }
+
+check_cancel() {
+	local i n left
+	[[ -z $(helpers) ]] || fail "helpers before the check: $(helpers)"
+	set_stack "lib=$faultlib timeout=60000"
+	as_alice env SPANK_OTEL_TEST_FAULT=hang setsid -f srun -n2 -J vm-cancel sleep 1 >/dev/null 2>&1 </dev/null
+	for i in $(seq 300); do
+		n=$(pgrep -cx spank-otel)
+		[[ $n -lt 2 ]] || break
+		sleep 0.2
+	done
+	note "$n helpers hanging in the library: $(helpers)"
+	[[ $n -ge 2 ]] || fail "want a helper per task (2), found $n"
+	as_alice scancel -n vm-cancel
+	for i in $(seq 300); do
+		[[ -n $(squeue -h -n vm-cancel 2>/dev/null) ]] || break
+		sleep 0.2
+	done
+	restore_stack
+	[[ -z $(squeue -h -n vm-cancel 2>/dev/null) ]] || fail "the job is still there 60 s after scancel"
+	for i in $(seq 50); do
+		left=$(helpers)
+		left=${left% }
+		[[ -n $left ]] || break
+		sleep 0.2
+	done
+	[[ -z $left ]] || fail "helpers left after the step ended: $left ($(ps -o pid,stat,etime,args -p "${left// /,}" | tail -n +2))"
+}
+
+for check in $wanted; do
+	case " $all " in
+	*" $check "*) ;;
+	*)
+		echo "vm-check: FAIL $check (no such check)"
+		failed=1
+		continue
+		;;
+	esac
+	check_failed=0
+	start=$(uptime_s)
+	"check_$check"
+	took=$(awk -v a="$start" -v b="$(uptime_s)" 'BEGIN { printf "%.1f", b - a }')
+	if ((check_failed)); then
+		echo "vm-check: FAIL $check ($took s)"
+		failed=1
+	else
+		echo "vm-check: PASS $check ($took s)"
+	fi
+done
+restore_stack
+exit "$failed"
