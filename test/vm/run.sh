@@ -214,7 +214,9 @@ main() {
 	# -no-reboot: a reboot or a panic (panic=1) ends qemu; init.sh powers
 	# off. No network device: slurmctld and slurmd talk over loopback.
 	set +e
-	timeout --kill-after=10 "$timeout" qemu-system-x86_64 \
+	# --foreground: qemu stays in run.sh's process group, so that a kill
+	# of the group (a CI's timeout, ^C) ends it too.
+	timeout --foreground --kill-after=10 "$timeout" qemu-system-x86_64 \
 		-accel tcg -m 2048 -smp 2 \
 		-nodefaults -no-reboot -display none -serial stdio \
 		-kernel "$kdir/vmlinuz" -initrd "$out/initrd.gz" \
