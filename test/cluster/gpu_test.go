@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/spank-otel/spank-otel/libcarrier"
 )
@@ -120,7 +121,8 @@ type gpuTruth struct {
 // truthOf computes a task's truth from its oracle and its node's driver
 // tree. Under ConstrainDevices CUDA enumerates only the devices the task
 // may open, in PCI order (identical GPUs), and CUDA_VISIBLE_DEVICES holds
-// indices into that enumeration.
+// indices into that enumeration, or (gres.conf Flags=env_uuid) the UUIDs
+// of admitted devices, which CUDA enumerates in that order.
 func truthOf(t *testing.T, tk task, gpus []nodeGPU) gpuTruth {
 	t.Helper()
 	oracle := tk.env["GPU_ORACLE"]
@@ -141,6 +143,15 @@ func truthOf(t *testing.T, tk task, gpus []nodeGPU) gpuTruth {
 		return truth
 	}
 	for _, e := range strings.Split(cvd, ",") {
+		if strings.HasPrefix(e, "GPU-") {
+			i := slices.IndexFunc(visible, func(g nodeGPU) bool { return g.uuid == e })
+			if i < 0 || slices.Contains(truth.uuids, e) {
+				truth.ok = false
+				return truth
+			}
+			truth.uuids = append(truth.uuids, e)
+			continue
+		}
 		i, err := strconv.Atoi(e)
 		if err != nil || i < 0 || i >= len(visible) {
 			truth.ok = false
@@ -465,5 +476,91 @@ srun -w c1 -n2 --gpus-per-task=1 `+containerMem+keep+` --container-image=`+conta
 			}
 			checkFilesFromStep(t, tasks)
 		})
+	}
+}
+
+// TestGPUsEnvUUID: Slurm 26.05's gres.conf Flags=env_uuid, with
+// AutoDetect=nvidia reading the fake driver tree, puts the GPUs' UUIDs in
+// CUDA_VISIBLE_DEVICES. c2 runs that way for this test (its gres.conf
+// line replaced, every daemon reconfigured) and gets its File= line back
+// at the end. Each task must name exactly the UUIDs of the devices its
+// cgroup admits, in the order of its CUDA_VISIBLE_DEVICES.
+func TestGPUsEnvUUID(t *testing.T) {
+	needGPUs(t)
+	if *slurmVersion != "26.05" {
+		t.Skipf("gres.conf Flags=env_uuid is new in 26.05, this is %s", *slurmVersion)
+	}
+	gpus := nodeGPUs(t, "c2")
+	asRoot(t, `cp /etc/slurm/gres.conf /run/gres.conf.orig &&
+sed -i 's|^NodeName=c\[1-2\] .*|NodeName=c1 Name=gpu File=/dev/nvidia[0-3]\nNodeName=c2 AutoDetect=nvidia Name=gpu Count=4 Flags=env_uuid|' /etc/slurm/gres.conf &&
+grep -q '^NodeName=c2 AutoDetect=nvidia' /etc/slurm/gres.conf`, "c2")
+	t.Cleanup(func() {
+		asRoot(t, "cp /run/gres.conf.orig /etc/slurm/gres.conf", "c2")
+		reconfigureGRES(t, "c2", false)
+	})
+	reconfigureGRES(t, "c2", true)
+
+	tag := outDir(t)
+	o := "/shared/out/" + tag + "/"
+	// One allocation, as TestGPUs: jobs of their own, back to back, are
+	// refused while the last one completes ("never runnable").
+	body := `sbatch --wait -w c2 -N1 -n3 -O --gres=gpu:4 -o ` + o + `slurm.out <<'EOF'
+#!/bin/bash
+srun -n1 --gres=gpu:1 -o ` + o + `one.%j.%s.%t.env ` + recordGPUs + `
+srun -n1 --gres=gpu:4 -o ` + o + `all.%j.%s.%t.env ` + recordGPUs + `
+srun -n2 -O --gres=gpu:4 -o ` + o + `shared.%j.%s.%t.env ` + recordGPUs + `
+srun -n3 -O --gpus-per-task=1 -o ` + o + `pertask.%j.%s.%t.env ` + recordGPUs + `
+srun -n2 -O --gres=gpu:4 --gpu-bind=map_gpu:3,1 -o ` + o + `mapgpu.%j.%s.%t.env ` + recordGPUs + `
+srun -n1 --gres=none -o ` + o + `nogres.%j.%s.%t.env ` + recordGPUs + `
+EOF`
+	tasks := runJob(t, tag, 10, body)
+	for _, tk := range tasks {
+		kind, _, _ := strings.Cut(tk.name, ".")
+		if kind == "nogres" {
+			checkGPUs(t, tk, gpus, none)
+			continue
+		}
+		// The flag took: every entry is a UUID, none an index.
+		for _, e := range strings.Split(tk.env["CUDA_VISIBLE_DEVICES"], ",") {
+			if !strings.HasPrefix(e, "GPU-") {
+				t.Errorf("%s: CUDA_VISIBLE_DEVICES=%q holds %q, not a UUID: Flags=env_uuid is not in force", tk.name, tk.env["CUDA_VISIBLE_DEVICES"], e)
+			}
+		}
+		checkGPUs(t, tk, gpus, exact)
+		checkTaskEnv(t, tk)
+	}
+}
+
+// reconfigureGRES has node's slurmd read its configuration again
+// (SIGHUP: it executes itself anew) and waits until it has loaded its
+// GPUs with the env_uuid flag (uuid) or without it, and the node is in
+// service. Not scontrol reconfigure: slurmctld, restarted by it, refuses
+// some GPU requests for a while after ("never runnable"), and the other
+// nodes need not restart.
+func reconfigureGRES(t *testing.T, node string, uuid bool) {
+	t.Helper()
+	mark := strings.TrimSpace(alice(t, "date +%s"))
+	asRoot(t, "pkill -HUP -x slurmd", node)
+	want := "without"
+	if uuid {
+		want = "with"
+	}
+	// slurmd logs one line per GPU as it loads them: Flags=...,UUID.
+	check := `awk -v since="$(date -d @` + mark + ` +%Y-%m-%dT%H:%M:%S)" 'substr($1, 2, 19) >= since && /Gres Name=gpu / { n++; if (/Flags=[^ ]*UUID/) u++ } END { print n + 0, u + 0 }' /var/log/slurm/slurmd.log`
+	ok := waitFor(60*time.Second, time.Second, func() bool {
+		out, _, err := clusterCmd(t, node, true, nil, "bash", "-c", check)
+		f := strings.Fields(out)
+		if err != nil || len(f) != 2 || f[0] == "0" {
+			return false
+		}
+		if (f[1] != "0") != uuid {
+			return false
+		}
+		state := strings.TrimSpace(alice(t, "sinfo -h -n "+node+" -o %T"))
+		return state == "idle" || state == "mixed"
+	})
+	if !ok {
+		out, _, _ := clusterCmd(t, node, true, nil, "bash", "-c", "tail -n 30 /var/log/slurm/slurmd.log")
+		t.Fatalf("%s did not come back %s Flags=env_uuid within 60 s of scontrol reconfigure:\n%s", node, want, out)
 	}
 }

@@ -74,7 +74,8 @@ gpu_count() {
 fake_gpus() {
 	has_gpus || return 0
 	tree=/run/spank-otel-fake-driver
-	rm -rf "$tree"
+	sys=/run/spank-otel-fake-pci-drivers
+	rm -rf "$tree" "$sys"
 	for i in $(seq 0 $(($(gpu_count) - 1))); do
 		[ -c "/dev/nvidia$i" ] || mknod -m 0666 "/dev/nvidia$i" c 195 "$i"
 		pci=$(printf '0000:%02x:00.0' $((0x1b + i * 16)))
@@ -84,10 +85,18 @@ fake_gpus() {
 		# The real file's shape: tabs and spaces after each name.
 		printf 'Model: \t\t NVIDIA Fake GPU\nIRQ:   \t\t 0\nGPU UUID: \t GPU-%s\nBus Location: \t %s\nDevice Minor: \t %d\nGPU Excluded:\t No\n' \
 			"$uuid" "$pci" "$i" >"$tree/nvidia/gpus/$pci/information"
+		# The driver's sysfs directory, where gres.conf AutoDetect=nvidia
+		# reads each GPU's CPUs (Slurm's gpu_nvidia.c; without it slurmd
+		# gives the GPUs no cores). sysfs cannot grow a directory: a tree
+		# of its own goes over the drivers' one.
+		mkdir -p "$sys/nvidia/$pci"
+		cat /sys/devices/system/cpu/online >"$sys/nvidia/$pci/local_cpulist"
 	done
-	chmod -R a+rX "$tree"
+	chmod -R a+rX "$tree" "$sys"
 	mountpoint -q /proc/driver && umount /proc/driver
 	mount --bind "$tree" /proc/driver
+	mountpoint -q /sys/bus/pci/drivers && umount /sys/bus/pci/drivers
+	mount --bind "$sys" /sys/bus/pci/drivers
 }
 
 # The container's own part of the host's cgroup v1 hierarchies, writable:
