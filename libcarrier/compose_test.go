@@ -2,6 +2,7 @@ package libcarrier_test
 
 import (
 	"maps"
+	"os"
 	"reflect"
 	"slices"
 	"testing"
@@ -151,7 +152,7 @@ func TestExtendIsPure(t *testing.T) {
 	if got != "a=1,b=2" {
 		t.Errorf("Extend = %q, want %q", got, "a=1,b=2")
 	}
-	if v := getenv(libcarrier.EnvVar); v != "from.env=1" {
+	if v := os.Getenv(libcarrier.EnvVar); v != "from.env=1" {
 		t.Errorf("Extend changed the environment to %q", v)
 	}
 }

@@ -45,11 +45,12 @@
 // and starts fast, this package links neither fmt nor os (the plugin's
 // cgo/deps_test.go checks it).
 //
-// # Composing and publishing
+// # Composing
 //
 // [Compose] and [Extend] layer attribute maps (defaults, then the current
-// carrier, then overrides) without touching the environment. [Set] and
-// [Publish] write the result into the process environment.
+// carrier, then overrides) without touching the environment; package
+// [github.com/spank-otel/spank-otel/libcarrier/envvar] writes a carrier
+// into the process environment.
 //
 // # Typed values
 //

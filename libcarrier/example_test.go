@@ -2,7 +2,6 @@ package libcarrier_test
 
 import (
 	"fmt"
-	"os"
 
 	"github.com/spank-otel/spank-otel/libcarrier"
 )
@@ -62,22 +61,6 @@ func ExampleCompose() {
 	// Output: map["a":"current" "b":"" "d":"default"]
 }
 
-func ExamplePublish() {
-	os.Unsetenv(libcarrier.EnvVar)
-	restore, _, err := libcarrier.Publish("", map[string]any{"service.name": "nemo"})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	fmt.Println(os.Getenv(libcarrier.EnvVar))
-	restore()
-	_, ok := os.LookupEnv(libcarrier.EnvVar)
-	fmt.Println("set after restore:", ok)
-	// Output:
-	// service.name=nemo
-	// set after restore: false
-}
-
 func ExampleTyped() {
 	attrs, warns := libcarrier.Typed(map[string]string{
 		"nv.dl.rank":   " +007 ",
@@ -98,21 +81,6 @@ func ExampleTyped() {
 	// slurm.nnodes kept: false
 	// warning: key "nv.gpu.index": value "1.5" is not an integer: kept as a string
 	// warning: key "slurm.nnodes": value "seven" is not an integer: dropped
-}
-
-func ExampleSet() {
-	const name = "EXAMPLE_RESOURCE_ATTRIBUTES"
-	os.Setenv(name, "old=1")
-	if _, err := libcarrier.Set(name, map[string]any{"new": 2}); err != nil {
-		fmt.Println(err)
-	}
-	fmt.Println(os.Getenv(name)) // replaced, not merged
-	libcarrier.Set(name, nil)
-	_, ok := os.LookupEnv(name)
-	fmt.Println("set after an empty Set:", ok)
-	// Output:
-	// new=2
-	// set after an empty Set: false
 }
 
 func ExampleAppendParse() {

@@ -1,4 +1,7 @@
-package libcarrier
+// Package envvar stores a formatted carrier in the process environment:
+// [Set] for good, [Publish] until a restore. The format itself is package
+// libcarrier's, which touches no environment.
+package envvar
 
 import (
 	"errors"
@@ -6,26 +9,27 @@ import (
 	"syscall"
 
 	"github.com/spank-otel/spank-otel/internal/strs"
+	"github.com/spank-otel/spank-otel/libcarrier"
 )
 
 // The environment functions are package syscall's, which package os's
 // wrap: the same process environment, including the C library's when cgo
 // is linked, without linking os into the SPANK plugin's library.
 
-// Set formats m (see [Format]) and stores the result in the environment
-// variable name ("" means [EnvVar]), replacing its old value without merging.
+// Set formats m (see [libcarrier.Format]) and stores the result in the environment
+// variable name ("" means [libcarrier.EnvVar]), replacing its old value without merging.
 // When nothing is left to write the variable is unset rather than set to
 // "", which every SDK reads the same way and which keeps the environment
 // of child processes clean.
 //
 // The process environment is shared by all goroutines; callers that change
 // it concurrently must serialise.
-func Set(name string, m map[string]any) ([]Warning, error) {
+func Set(name string, m map[string]any) ([]libcarrier.Warning, error) {
 	name, err := varName(name)
 	if err != nil {
 		return nil, err
 	}
-	s, warns := Format(m)
+	s, warns := libcarrier.Format(m)
 	return warns, store(name, s, s != "")
 }
 
@@ -39,13 +43,13 @@ func Set(name string, m map[string]any) ([]Warning, error) {
 // other's values.
 //
 // On error the variable is unchanged and restore is a no-op, never nil.
-func Publish(name string, m map[string]any) (restore func(), warnings []Warning, err error) {
+func Publish(name string, m map[string]any) (restore func(), warnings []libcarrier.Warning, err error) {
 	name, err = varName(name)
 	if err != nil {
 		return func() {}, nil, err
 	}
 	old, had := syscall.Getenv(name)
-	s, warns := Format(m)
+	s, warns := libcarrier.Format(m)
 	if err := store(name, s, s != ""); err != nil {
 		return func() {}, warns, err
 	}
@@ -56,10 +60,10 @@ func Publish(name string, m map[string]any) (restore func(), warnings []Warning,
 // checked here so that unsetting fails the same way setting does.
 func varName(name string) (string, error) {
 	if name == "" {
-		return EnvVar, nil
+		return libcarrier.EnvVar, nil
 	}
 	if strs.IndexByte(name, '=') >= 0 || strs.IndexByte(name, 0) >= 0 {
-		return "", errors.New("libcarrier: invalid environment variable name " + Quote(name))
+		return "", errors.New("envvar: invalid environment variable name " + libcarrier.Quote(name))
 	}
 	return name, nil
 }
