@@ -4,9 +4,9 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <grp.h>
-#include <stdint.h>
 #include <linux/capability.h>
 #include <linux/securebits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
