@@ -13,41 +13,46 @@
 
 #include "cgroup.h"
 
-ssize_t so_read_small(const char *path, char *buf, size_t len)
+/* Reads fd to its end (at most len - 1 bytes) into buf, NUL-terminated.
+ * Returns the length, or -1 with errno set. */
+static ssize_t read_small_fd(int fd, char *buf, size_t len)
 {
 	ssize_t n, total = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
-	if (fd < 0)
-		return -1;
 	while ((size_t)total + 1 < len) {
 		n = read(fd, buf + total, len - 1 - (size_t)total);
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n < 0) {
-			int e = errno;
-
-			close(fd);
-			errno = e;
+		if (n < 0)
 			return -1;
-		}
 		if (n == 0)
 			break;
 		total += n;
 	}
-	close(fd);
 	buf[total] = '\0';
 	return total;
 }
 
-int so_cgroups_read(const char *file, struct so_cgroups *out)
+ssize_t so_read_small(const char *path, char *buf, size_t len)
 {
-	static char buf[16384];
+	ssize_t total;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), e;
+
+	if (fd < 0)
+		return -1;
+	total = read_small_fd(fd, buf, len);
+	e = errno;
+	close(fd);
+	errno = e;
+	return total;
+}
+
+/* Parses the lines of a /proc/PID/cgroup file in buf (changed). */
+static void parse_cgroups(char *buf, struct so_cgroups *out)
+{
 	char *line, *save = NULL;
 
 	out->n = 0;
-	if (so_read_small(file, buf, sizeof(buf)) < 0)
-		return -1;
 	for (line = strtok_r(buf, "\n", &save); line && out->n < SO_CG_MAX;
 	     line = strtok_r(NULL, "\n", &save)) {
 		struct so_cgroup *cg = &out->cg[out->n];
@@ -66,6 +71,27 @@ int so_cgroups_read(const char *file, struct so_cgroups *out)
 			continue;
 		out->n++;
 	}
+}
+
+int so_cgroups_read(const char *file, struct so_cgroups *out)
+{
+	static char buf[16384];
+
+	out->n = 0;
+	if (so_read_small(file, buf, sizeof(buf)) < 0)
+		return -1;
+	parse_cgroups(buf, out);
+	return 0;
+}
+
+int so_cgroups_read_fd(int fd, struct so_cgroups *out)
+{
+	static char buf[16384];
+
+	out->n = 0;
+	if (read_small_fd(fd, buf, sizeof(buf)) < 0)
+		return -1;
+	parse_cgroups(buf, out);
 	return 0;
 }
 

@@ -52,6 +52,13 @@ struct so_cgroup_files {
  * (errno set; no cgroups is n == 0, not an error). */
 int so_cgroups_read(const char *file, struct so_cgroups *out);
 
+/* The same from a descriptor of such a file not read yet: procfs writes
+ * it at the first read, so it is the process's cgroups then, wherever it
+ * was opened from (the helper opens its task's with root's capabilities,
+ * which a /proc mounted with hidepid= and gid= asks for, and reads it
+ * without them). */
+int so_cgroups_read_fd(int fd, struct so_cgroups *out);
+
 /* The directory of cg, which pid is in, and the length of its mount
  * point's part (mount_len may be NULL). Returns 0, or -1 when no such
  * directory is found: the hierarchy is not mounted here, or the path leaves

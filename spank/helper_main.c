@@ -120,6 +120,9 @@ static int helper_wait(void *ctx, int fd, short events)
  * (before the library is loaded, which sees only its five descriptors). */
 static int task_fd = -1;
 
+/* The task's /proc/PID/cgroup, opened at the start, or -1: read by path. */
+static int task_cg_fd = -1;
+
 static int send_all(const void *buf, size_t len)
 {
 	return so_io_full(SOCK_FD, SO_IO_SEND, (void *)buf, len, helper_wait,
@@ -327,7 +330,8 @@ static int place(const struct so_helper_config *cfg, pid_t task,
 	pid_t pgid;
 
 	snprintf(task_file, sizeof(task_file), "/proc/%d/cgroup", (int)task);
-	if (so_cgroups_read(f->task ? f->task : task_file, &task_cg) != 0 ||
+	if ((task_cg_fd >= 0 ? so_cgroups_read_fd(task_cg_fd, &task_cg)
+			     : so_cgroups_read(f->task ? f->task : task_file, &task_cg)) != 0 ||
 	    so_cgroups_read(f->self ? f->self : "/proc/self/cgroup", &self_cg) != 0) {
 		note(n, SO_LINE_ERROR, "not loading the library: cannot read the task's "
 			     "cgroups: %s; %s left unchanged",
@@ -434,8 +438,12 @@ void so_helper_main(const struct so_helper_config *cfg, pid_t task, int sock,
 		    int err)
 {
 	const struct so_lib *lib = cfg->lib;
+	struct so_creds creds = { cfg->drop_creds, cfg->uid, cfg->gid, cfg->groups,
+				  cfg->ngroups };
 	struct so_wire_request rq;
 	struct notes n = { .len = 0 };
+	char narrow_err[256];
+	int narrowed;
 	struct statfs sf;
 	struct stat sb;
 	so_abi_fn *abi;
@@ -460,6 +468,15 @@ void so_helper_main(const struct so_helper_config *cfg, pid_t task, int sock,
 	task_fd = (int)syscall(SYS_pidfd_open, task, 0);
 	if (task_fd < 0 || getppid() != task)
 		_exit(0);
+	/* Opened with root's capabilities, which reading another user's
+	 * /proc/PID needs where /proc hides it (hidepid= with gid=); read at
+	 * placement (cgroup.h). From here on the helper keeps only those its
+	 * credential change needs (privs.h), or refuses the request. */
+	if (!cfg->cgroup_files.task) {
+		snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)task);
+		task_cg_fd = open(path, O_RDONLY | O_CLOEXEC);
+	}
+	narrowed = so_privs_narrow(&creds, narrow_err, sizeof(narrow_err)) == 0;
 	prctl(PR_SET_NAME, "spank-otel", 0, 0, 0);
 	own_limits();
 	expendable();
@@ -468,6 +485,11 @@ void so_helper_main(const struct so_helper_config *cfg, pid_t task, int sock,
 	 * task_init_privileged and before task_init. */
 	if (read_header(&rq) != 0) {
 		note(&n, SO_LINE_ERROR, "the helper process received a damaged request");
+		answer(SO_HELPER_FAILED, -1, NULL, &n, NULL);
+	}
+	if (!narrowed) {
+		note(&n, SO_LINE_ERROR, "not loading the library: the helper process %s; "
+			     "%s left unchanged", narrow_err, ENV_VAR);
 		answer(SO_HELPER_FAILED, -1, NULL, &n, NULL);
 	}
 	own_deadline(rq.deadline_ms);
@@ -512,6 +534,8 @@ void so_helper_main(const struct so_helper_config *cfg, pid_t task, int sock,
 	 * parent-death signal and the alarm stand for the watch. */
 	close(task_fd);
 	task_fd = -1;
+	if (task_cg_fd >= 0)
+		close(task_cg_fd);
 	loading = so_monotonic_us();
 	dlerror();
 	if (!(h = dlopen(path, RTLD_NOW | RTLD_LOCAL))) {

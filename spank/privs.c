@@ -6,6 +6,7 @@
 #include <grp.h>
 #include <linux/capability.h>
 #include <linux/securebits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,20 +41,55 @@ static int capset_none(void)
 	return (int)syscall(SYS_capset, &h, d);
 }
 
-/* Empties the bounding set. Returns 0, or -1 when a capability could not
- * be dropped (EPERM without CAP_SETPCAP). */
+/* The three sets, each as one 64-bit mask. */
+struct capsets {
+	uint64_t eff, prm, inh;
+};
+
+static int capget_sets(struct capsets *s)
+{
+	struct __user_cap_data_struct d[2];
+
+	if (capget3(d) != 0)
+		return -1;
+	s->eff = (uint64_t)d[1].effective << 32 | d[0].effective;
+	s->prm = (uint64_t)d[1].permitted << 32 | d[0].permitted;
+	s->inh = (uint64_t)d[1].inheritable << 32 | d[0].inheritable;
+	return 0;
+}
+
+static int capset_sets(const struct capsets *s)
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct d[2];
+
+	d[0].effective = (uint32_t)s->eff;
+	d[1].effective = (uint32_t)(s->eff >> 32);
+	d[0].permitted = (uint32_t)s->prm;
+	d[1].permitted = (uint32_t)(s->prm >> 32);
+	d[0].inheritable = (uint32_t)s->inh;
+	d[1].inheritable = (uint32_t)(s->inh >> 32);
+	return (int)syscall(SYS_capset, &h, d);
+}
+
+/* Empties the bounding set. Returns 0, or -1 with errno set when a
+ * capability could not be dropped (EPERM without CAP_SETPCAP). */
 static int empty_bounding(void)
 {
-	int cap, rc = 0;
+	int cap, rc = 0, e = 0;
 
 	for (cap = 0; cap <= MAX_CAP; cap++) {
 		int in = prctl(PR_CAPBSET_READ, cap, 0, 0, 0);
 
 		if (in < 0)
 			break; /* past the kernel's last capability */
-		if (in == 1 && prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0)
+		if (in == 1 && prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && !rc) {
 			rc = -1;
+			e = errno;
+		}
 	}
+	if (rc)
+		errno = e;
 	return rc;
 }
 
@@ -148,11 +184,86 @@ static int set_ids(const struct so_creds *c, char *err, size_t len)
 	return 0;
 }
 
+/* Is any capability left in the set: PR_CAPBSET_READ for the bounding
+ * set, PR_CAP_AMBIENT for the ambient one? */
+static int any_in(int set)
+{
+	int cap;
+
+	for (cap = 0; cap <= MAX_CAP; cap++) {
+		int r = set == PR_CAPBSET_READ
+				? prctl(PR_CAPBSET_READ, cap, 0, 0, 0)
+				: prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_IS_SET, cap, 0, 0);
+
+		if (r < 0)
+			break; /* past the last capability, or no ambient set */
+		if (r == 1)
+			return 1;
+	}
+	return 0;
+}
+
+#define CAPBIT(c) ((uint64_t)1 << (c))
+
+int so_privs_narrow(const struct so_creds *c, char *err, size_t len)
+{
+	struct capsets had, now, keep = { 0, 0, 0 };
+	int setpcap;
+
+	if (c->change_ids) {
+		/* setgroups, setresgid from root's gid. */
+		keep.prm = CAPBIT(CAP_SETGID);
+		/* setresuid needs none to a uid that is already the real
+		 * one (so_helper_start lends it), nor does the effective
+		 * uid's round trip to a user-made cgroup (cgroup.c). */
+		if (getuid() != c->uid)
+			keep.prm |= CAPBIT(CAP_SETUID);
+	}
+	if (capget_sets(&had) != 0) {
+		snprintf(err, len, "cannot read its capabilities: %s",
+			 strerror(errno));
+		return -1;
+	}
+	keep.prm &= had.prm; /* a caller without them cannot gain them */
+	keep.eff = keep.prm;
+	prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+	setpcap = (had.prm & CAPBIT(CAP_SETPCAP)) != 0;
+	if (setpcap) {
+		/* CAP_SETPCAP for these two, then it goes too. */
+		struct capsets mid = { keep.eff | CAPBIT(CAP_SETPCAP),
+				       keep.prm | CAPBIT(CAP_SETPCAP), 0 };
+
+		if (capset_sets(&mid) != 0) {
+			snprintf(err, len, "cannot narrow its capability sets: %s",
+				 strerror(errno));
+			return -1;
+		}
+		if (empty_bounding() != 0) {
+			snprintf(err, len, "cannot empty its capability bounding "
+				 "set: %s", strerror(errno));
+			return -1;
+		}
+		clear_securebits();
+	}
+	if (capset_sets(&keep) != 0) {
+		snprintf(err, len, "cannot narrow its capability sets: %s",
+			 strerror(errno));
+		return -1;
+	}
+	if (capget_sets(&now) != 0 || now.eff != keep.eff ||
+	    now.prm != keep.prm || now.inh != 0 || any_in(PR_CAP_AMBIENT) ||
+	    (setpcap && any_in(PR_CAPBSET_READ))) {
+		snprintf(err, len, "still has capabilities it does not need "
+			 "after narrowing them");
+		return -1;
+	}
+	return 0;
+}
+
 /* What is left, or NULL when nothing is. */
 static const char *leftover(void)
 {
 	struct __user_cap_data_struct d[2];
-	int cap;
 
 	if (capget3(d) != 0)
 		return "capget failed";
@@ -162,14 +273,8 @@ static const char *leftover(void)
 		return "permitted capabilities";
 	if (d[0].inheritable || d[1].inheritable)
 		return "inheritable capabilities";
-	for (cap = 0; cap <= MAX_CAP; cap++) {
-		int r = prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_IS_SET, cap, 0, 0);
-
-		if (r < 0)
-			break; /* past the last capability, or no ambient set */
-		if (r == 1)
-			return "ambient capabilities";
-	}
+	if (any_in(PR_CAP_AMBIENT))
+		return "ambient capabilities";
 	if (prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) != 1)
 		return "no_new_privs not set";
 	if (prctl(PR_GET_DUMPABLE, 0, 0, 0, 0) != 0)

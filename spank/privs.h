@@ -5,7 +5,10 @@
  * The helper is forked from the task child while that still runs as root
  * (slurmstepd's rights, and whatever an earlier plugin left: PR_SET_KEEPCAPS
  * or securebits that keep capabilities across setuid, ambient or
- * inheritable capabilities). So it drops everything, in this order:
+ * inheritable capabilities). At its start it keeps only the capabilities
+ * its credential change needs (so_privs_narrow): placing itself needs
+ * none, since with root's effective uid it owns root's cgroup files. Then
+ * it drops everything, in this order:
  *
  *   1. as root: empties the capability bounding set and the ambient set,
  *      clears PR_SET_KEEPCAPS and every securebit that is not locked;
@@ -36,6 +39,16 @@ struct so_creds {
 	const gid_t *groups; /* NULL/0: just gid */
 	size_t ngroups;
 };
+
+/* At the helper's start, before it places itself: empties the bounding
+ * and ambient sets, clears PR_SET_KEEPCAPS and the unlocked securebits
+ * (while CAP_SETPCAP allows it; without it none of them can be changed, as
+ * in so_privs_drop), and leaves in the effective and permitted sets only
+ * CAP_SETGID, and CAP_SETUID when the real uid is not c->uid yet, when c
+ * changes ids (none otherwise), the inheritable set empty. Returns 0 when
+ * capget shows exactly that, or -1 with why in err: the caller must not go
+ * on. */
+int so_privs_narrow(const struct so_creds *c, char *err, size_t len);
 
 /* Drops to c as above. Returns 0 when the result was verified, or -1
  * with why in err. *bounding_kept is set when the bounding set could not

@@ -30,10 +30,14 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <grp.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -101,6 +105,7 @@ struct config {
 	int keepcaps;
 	long securebits;
 	int thread;
+	const char *deny; /* --deny: capset or capbset-drop */
 	/* the user the task becomes between the callbacks, when it is not
 	 * the helper's (--task-user) */
 	long task_uid, task_gid;
@@ -319,6 +324,37 @@ static void *idle_thread(void *arg)
 	return NULL;
 }
 
+#if defined(__x86_64__)
+#define NATIVE_ARCH AUDIT_ARCH_X86_64
+#elif defined(__aarch64__)
+#define NATIVE_ARCH AUDIT_ARCH_AARCH64
+#endif
+
+/* --deny: a seccomp filter, inherited by the helper, makes every capset,
+ * or every prctl(PR_CAPBSET_DROP), fail with EPERM (what a site's policy
+ * can do), so that the helper cannot narrow its capabilities. */
+static void deny_call(const char *name)
+{
+	int any = !strcmp(name, "capset");
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, NATIVE_ARCH, 0, 5),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, any ? SYS_capset : SYS_prctl, 0, 3),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),
+		any ? (struct sock_filter)BPF_STMT(BPF_JMP | BPF_JA, 0)
+		    : (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, PR_CAPBSET_DROP, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { sizeof(f) / sizeof(f[0]), f };
+
+	if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) != 0) {
+		fprintf(stderr, "--deny: seccomp: %s\n", strerror(errno));
+		_exit(65);
+	}
+}
+
 /* The task child's state as Slurm and earlier plugins leave it: signals,
  * mask, pending signals, limits, capabilities kept across setuid, threads. */
 static void setup_task(const struct config *c)
@@ -357,6 +393,8 @@ static void setup_task(const struct config *c)
 		fprintf(stderr, "PR_SET_SECUREBITS: %s\n", strerror(errno));
 		_exit(65);
 	}
+	if (c->deny)
+		deny_call(c->deny);
 	if (c->thread) {
 		pthread_t t;
 
@@ -870,6 +908,23 @@ static void proc_all(const char *path, char *out, size_t len)
 			*p = ';';
 }
 
+/* The Cap* lines of a status file, as "CapInh=...,CapPrm=...,...". */
+static void helper_caps(const char *status, char *out, size_t len)
+{
+	static const char *const names[] = { "CapInh", "CapPrm", "CapEff",
+					     "CapBnd", "CapAmb" };
+	char key[16], v[32];
+	size_t i, at = 0;
+
+	out[0] = '\0';
+	for (i = 0; i < sizeof(names) / sizeof(names[0]) && at < len; i++) {
+		snprintf(key, sizeof(key), "%s:\t", names[i]);
+		proc_line(status, key, v, sizeof(v));
+		at += (size_t)snprintf(out + at, len - at, "%s%s=%s", i ? "," : "",
+				       names[i], v);
+	}
+}
+
 /* --watch-helper, the parent's part: learns the helper's pid from the
  * task child, looks at the helper once it has started (its name is set
  * after its first steps), lets the task child go on, and once that has
@@ -878,7 +933,7 @@ static void proc_all(const char *path, char *out, size_t len)
  * and reported as left. Returns the task child's exit code. */
 static int watch_helper(const struct config *c, pid_t task, int pid_r, int go_w)
 {
-	char path[64], comm[64], uid[128], ppid[32], cgroup[4096];
+	char path[64], comm[64], uid[128], ppid[32], cgroup[4096], caps[160];
 	struct pollfd p = { -1, POLLIN, 0 };
 	pid_t helper;
 	long long t0;
@@ -899,6 +954,7 @@ static int watch_helper(const struct config *c, pid_t task, int pid_r, int go_w)
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)helper);
 	proc_line(path, "Uid:\t", uid, sizeof(uid));
 	proc_line(path, "PPid:\t", ppid, sizeof(ppid));
+	helper_caps(path, caps, sizeof(caps));
 	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)helper);
 	proc_all(path, cgroup, sizeof(cgroup));
 	if (write(go_w, "g", 1) != 1)
@@ -907,8 +963,8 @@ static int watch_helper(const struct config *c, pid_t task, int pid_r, int go_w)
 	rc = wait_child(task, 1);
 	t0 = now_ns();
 	printf("task_pid=%d\nhelper_pid=%d\nhelper_comm=%s\nhelper_uid=%s\n"
-	       "helper_ppid=%s\nhelper_cgroup=%s\n",
-	       (int)task, (int)helper, comm, uid, ppid, cgroup);
+	       "helper_ppid=%s\nhelper_cgroup=%s\nhelper_caps=%s\n",
+	       (int)task, (int)helper, comm, uid, ppid, cgroup, caps);
 	proc_all("/proc/self/cgroup", cgroup, sizeof(cgroup));
 	printf("harness_cgroup=%s\n", cgroup);
 	if (p.fd < 0) {
@@ -961,6 +1017,8 @@ static void usage(FILE *f)
 "  --keepcaps            task sets PR_SET_KEEPCAPS first (an earlier plugin)\n"
 "  --securebits N        task sets these securebits first\n"
 "  --thread              task starts a second thread first\n"
+"  --deny CALL           task makes CALL fail with EPERM (seccomp, inherited\n"
+"                        by the helper): capset or capbset-drop\n"
 "  --task-user UID[:GID] the task becomes this user between the callbacks\n"
 "                        instead of --as-user's (the helper keeps those)\n"
 "  --place-cgroup DIR    between the callbacks the task moves into this\n"
@@ -978,8 +1036,10 @@ static void usage(FILE *f)
 "                        helper_end=\n"
 "  --task-cgroup-file F  the helper reads the task's cgroups from F\n"
 "                        instead of /proc/<task>/cgroup\n"
-"  --watch-helper MS     the parent reports the helper's pid, uid, ppid\n"
-"                        and cgroups while it lives, and whether it is gone\n"
+"  --watch-helper MS     the parent reports the helper's pid, uid, ppid,\n"
+"                        cgroups and capability sets (helper_caps=) while it\n"
+"                        lives (once it has named itself, after narrowing\n"
+"                        them), and whether it is gone\n"
 "                        within MS of its task's end (helper_gone=, or\n"
 "                        helper_left= and the helper killed)\n"
 "  --node-files ROOT     the parent reads the node's files below ROOT (\"/\"\n"
@@ -1050,6 +1110,7 @@ int main(int argc, char **argv)
 		{ "watch-helper", required_argument, NULL, 1006 },
 		{ "node-files", required_argument, NULL, 1007 },
 		{ "dump-node-files", required_argument, NULL, 1008 },
+		{ "deny", required_argument, NULL, 1009 },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -1216,6 +1277,11 @@ int main(int argc, char **argv)
 			c.watch_ms = (int)strtol(optarg, &end, 10);
 			if (*end || c.watch_ms <= 0)
 				die("bad --watch-helper \"%s\"", optarg);
+			break;
+		case 1009:
+			if (strcmp(optarg, "capset") && strcmp(optarg, "capbset-drop"))
+				die("bad --deny \"%s\"", optarg);
+			c.deny = optarg;
 			break;
 		case 1008:
 			c.dump_node_files = 1;
