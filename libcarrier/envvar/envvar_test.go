@@ -27,6 +27,17 @@ func unset(t *testing.T, name string) {
 	}
 }
 
+// setBefore gives name the value before points to for the duration of
+// the test, or unsets it when before is nil.
+func setBefore(t *testing.T, name string, before *string) {
+	t.Helper()
+	if before != nil {
+		t.Setenv(name, *before)
+	} else {
+		unset(t, name)
+	}
+}
+
 func TestSet(t *testing.T) {
 	const name = "LIBCARRIER_TEST_SET"
 	tests := []struct {
@@ -43,11 +54,7 @@ func TestSet(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if tt.before != nil {
-				t.Setenv(name, *tt.before)
-			} else {
-				unset(t, name)
-			}
+			setBefore(t, name, tt.before)
 			if _, err := envvar.Set(name, tt.m); err != nil {
 				t.Fatal(err)
 			}
@@ -106,11 +113,7 @@ func TestPublish(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if tt.before != nil {
-				t.Setenv(name, *tt.before)
-			} else {
-				unset(t, name)
-			}
+			setBefore(t, name, tt.before)
 			want := state(name)
 			restore, _, err := envvar.Publish(name, tt.m)
 			if err != nil {

@@ -5,9 +5,6 @@ package test
 import (
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 )
@@ -53,7 +50,7 @@ func TestHelperCaps(t *testing.T) {
 			want: []string{`^status=called$`,
 				`^helper_caps=CapInh=0+,CapPrm=0+,CapEff=0+,CapBnd=0+,CapAmb=0+$`, `^state=same$`}},
 		{name: "caps: placed in a real cgroup with CAP_SETGID alone: the helper joins it and the task gets its value",
-			run: l.onFake(report, "--as-user", "65534", "--place-cgroup", cg, "--place-pgid"),
+			run:  l.onFake(report, "--as-user", "65534", "--place-cgroup", cg, "--place-pgid"),
 			want: []string{`^status=called$`, `^value=uid=65534/`, noCaps, `^state=same$`},
 			then: []followUp{{"caps: the helper is in the task's cgroup", sameCgroup}}},
 		// Reading another user's /proc/PID where /proc hides it needs
@@ -82,44 +79,16 @@ func TestHelperCaps(t *testing.T) {
 	// cgroup, no later capset raises anything, and the last one, after the
 	// job's uid is taken, empties every set.
 	check(t, "caps: traced: narrowed to CAP_SETGID before the first cgroup.procs write, emptied after setresuid", func(t *testing.T) {
-		strace, err := exec.LookPath("strace")
-		if err != nil {
-			t.Fatal("strace is not installed (make ctest installs it)")
-		}
-		trace := filepath.Join(t.TempDir(), "trace")
-		r := run(nil, strace, "-f", "-o", trace, "-e", "trace=clone,capset,prctl,setresuid,openat,write",
+		helper := helperCalls(t, "capset,prctl,setresuid,openat,write",
 			l.harness, "--lib", l.lib(t, "fake"), "--env-file", l.jobEnv(t), "--as-user", "65534",
 			"--place-cgroup", cg)
-		r.expect(t, 0, `^status=called$`)
-		data, err := os.ReadFile(trace)
-		assertNil(t, err)
-		m := regexp.MustCompile(`(?m)^\d+\s+clone\(.*CLONE_PIDFD.*\) = (\d+)$`).FindStringSubmatch(string(data))
-		if m == nil {
-			t.Fatalf("no clone of the helper in the trace:\n%s", data)
-		}
-		var helper []string
-		for _, line := range strings.Split(string(data), "\n") {
-			if strings.HasPrefix(line, m[1]+" ") {
-				helper = append(helper, line)
-			}
-		}
-		steps := []struct{ name, pattern string }{
+		inOrder(t, helper, []callStep{
 			{"bounding set emptied", `prctl\(PR_CAPBSET_DROP, CAP_SYS_ADMIN\)\s+= 0`},
 			{"narrowed to CAP_SETGID", `capset\(.*\{effective=1<<CAP_SETGID, permitted=1<<CAP_SETGID, inheritable=0\}\)\s+= 0`},
 			{"a cgroup joined", `openat\(.*"cgroup\.procs", O_WRONLY`},
 			{"the job's uid", `setresuid\(65534, 65534, 65534\)\s+= 0`},
 			{"every set emptied", `capset\(.*\{effective=0, permitted=0, inheritable=0\}\)\s+= 0`},
-		}
-		at := 0
-		for _, s := range steps {
-			re := regexp.MustCompile(s.pattern)
-			for at < len(helper) && !re.MatchString(helper[at]) {
-				at++
-			}
-			if at == len(helper) {
-				t.Fatalf("the helper's calls lack %q (%s) in this order:\n%s", s.name, s.pattern, strings.Join(helper, "\n"))
-			}
-		}
+		})
 		// Between the narrowing and the end no capset names anything
 		// but CAP_SETGID (nor CAP_SETPCAP, kept for the bounding set
 		// only before it).
