@@ -70,10 +70,21 @@ static int bound(unsigned long long room, const char *stage, char *why,
 	return 0;
 }
 
+/* The kernel's switch that turns RLIMIT_DATA into a warning (a boot
+ * option, and writable by root at run time). */
+#define IGNORE_SWITCH "/sys/module/kernel/parameters/ignore_rlimit_data"
+
 int so_membound_load(char *why, size_t len)
 {
 	pthread_attr_t attr;
+	char flag[8];
 	int err;
+
+	if (so_read_small(IGNORE_SWITCH, flag, sizeof(flag)) > 0 && flag[0] == 'Y') {
+		snprintf(why, len, "cannot bound the helper's memory: the kernel "
+			 "ignores RLIMIT_DATA (%s is Y)", IGNORE_SWITCH);
+		return -1;
+	}
 
 	/* The runtime's threads take glibc's default stack size, which
 	 * follows the stack limit slurmstepd started with (8 MiB, 32 MiB
