@@ -143,7 +143,7 @@ int so_headroom_ok(const struct so_cgroup_files *f, const struct so_cgroups *tas
 {
 	struct tightest mem = { .room = ULLONG_MAX }, pids = { .room = ULLONG_MAX };
 	unsigned long long more = helpers > 1 ? helpers - 1 : 0;
-	unsigned long long need_mem = SO_HELPER_MEMORY + more * SO_HELPER_MEMORY_EACH;
+	unsigned long long need_mem = (more + 1) * SO_HELPER_MEMORY;
 	unsigned long long need_tasks = SO_HELPER_TASKS + more * SO_HELPER_TASKS_EACH;
 	char dir[PATH_MAX], whose[64] = "the helper needs";
 	size_t mount_len;

@@ -23,20 +23,15 @@
 #include <stddef.h>
 
 #include "cgroup.h"
+#include "membound.h"
 
-/* What one helper needs, with margin: measured at 2.8 MiB of memory
- * beyond the task child's (the Go runtime touches little of what it
- * reserves) and 5 or 6 threads. */
-#ifndef SO_HELPER_MEMORY
-#define SO_HELPER_MEMORY (16ULL << 20)
-#endif
-#ifndef SO_HELPER_TASKS
+/* What one helper needs. Memory: SO_HELPER_MEMORY (membound.h), the most
+ * a helper can cost the job under its own bound, for each helper of the
+ * step on the node: the step's tasks start together, their helpers run at
+ * once in the job's cgroups, and the kernel would count an OOM kill of one
+ * against the step. Tasks: measured at 5 or 6 threads, with margin for the
+ * first and 8 for each further one. */
 #define SO_HELPER_TASKS 16ULL
-#endif
-/* What each further helper of the step on the node adds: the step's tasks
- * start together, so their helpers run at once in the job's cgroups, and
- * the kernel would count an OOM kill of one against the step. */
-#define SO_HELPER_MEMORY_EACH (4ULL << 20)
 #define SO_HELPER_TASKS_EACH 8ULL
 
 /* Returns 1 when the step's helpers on the node (helpers, at least 1) fit

@@ -36,6 +36,7 @@
 #include "fullio.h"
 #include "helper.h"
 #include "helper_main.h"
+#include "membound.h"
 #include "pidfd.h"
 #include "wire.h"
 
@@ -497,6 +498,21 @@ static void emit_stderr(const struct errtext *e, const struct so_logger *lg)
 		so_logf(lg, SO_LOG_DEBUG, "helper stderr: (more not shown)");
 }
 
+/* A note for the log line of a helper that ran out of memory: it hit its
+ * own bound (membound.h), which keeps it from the job's limit, so an admin
+ * need not look for an OOM kill. */
+static const char *bound_hit(const struct errtext *e)
+{
+	static char text[160];
+
+	if (!so_membound_hit(e->buf))
+		return "";
+	snprintf(text, sizeof(text), " (over the helper's own memory bound, "
+		 "RLIMIT_DATA: %llu MiB for the library's call; not the job's "
+		 "memory limit)", SO_HELPER_CALL_MEMORY >> 20);
+	return text;
+}
+
 /* The device and inode of fd, or zeros. */
 static void fd_id(int fd, unsigned long long id[2])
 {
@@ -775,8 +791,9 @@ enum so_status so_helper_call(struct so_helper *h,
 		break;
 	case SO_HELPER_DIED:
 		so_logf(lg, SO_LOG_ERROR,
-			"the helper process %s before it answered%s%s; %s left "
-			"unchanged", how, line[0] ? ": " : "", line, ENV_VAR);
+			"the helper process %s before it answered%s%s%s; %s left "
+			"unchanged", how, line[0] ? ": " : "", line,
+			bound_hit(&e), ENV_VAR);
 		break;
 	case SO_BAD_ANSWER:
 		so_logf(lg, SO_LOG_ERROR,

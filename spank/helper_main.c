@@ -50,6 +50,7 @@
 #include "fullio.h"
 #include "headroom.h"
 #include "helper_main.h"
+#include "membound.h"
 #include "pidfd.h"
 #include "privs.h"
 #include "wire.h"
@@ -399,6 +400,21 @@ static int drop_creds(const struct so_helper_config *cfg, struct notes *n)
 	return 0;
 }
 
+/* The hard memory bound (membound.h), set in two stages: before the
+ * library is loaded and once its runtime has started. Without it the
+ * library is not loaded, or not called: an OOM kill in the job's cgroups
+ * would cost the step more than the task's attributes. */
+static void bound_memory(int (*stage)(char *, size_t), struct notes *n)
+{
+	char why[256];
+
+	if (stage(why, sizeof(why)) != 0) {
+		note(n, SO_LINE_ERROR, "not calling the library: %s; %s left unchanged",
+		     why, ENV_VAR);
+		answer(SO_HELPER_FAILED, -1, NULL, n, NULL);
+	}
+}
+
 /* Waits for the request's header: the task is in task_init. Returns 0,
  * or -1 when it is not a request. Ends the helper when the task went away
  * or execs without calling. */
@@ -420,17 +436,25 @@ static char **read_env(const struct so_wire_request *rq)
 
 	data = malloc(rq->env_bytes + 1);
 	envp = calloc(rq->env_count + 1, sizeof(char *));
-	if (!data || !envp || recv_all(data, rq->env_bytes) != 0)
+	if (!data || !envp)
+		return NULL; /* errno ENOMEM: over the memory bound */
+	if (recv_all(data, rq->env_bytes) != 0) {
+		errno = EPROTO;
 		return NULL;
+	}
 	data[rq->env_bytes] = '\0';
 	for (i = 0, p = data, end = data + rq->env_bytes; p < end; i++) {
-		if (i == rq->env_count)
+		if (i == rq->env_count) {
+			errno = EPROTO;
 			return NULL;
+		}
 		envp[i] = p;
 		p += strlen(p) + 1;
 	}
-	if (i != rq->env_count)
+	if (i != rq->env_count) {
+		errno = EPROTO;
 		return NULL;
+	}
 	return envp;
 }
 
@@ -530,6 +554,7 @@ void so_helper_main(const struct so_helper_config *cfg, pid_t task, int sock,
 		answer(SO_REFUSED, -1, NULL, &n, NULL);
 	}
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", LIB_FD);
+	bound_memory(so_membound_load, &n);
 	/* The library sees only the five descriptors; from here on the
 	 * parent-death signal and the alarm stand for the watch. */
 	close(task_fd);
@@ -560,9 +585,17 @@ void so_helper_main(const struct so_helper_config *cfg, pid_t task, int sock,
 	}
 	/* abi() returns once the Go runtime has started. */
 	loading = so_monotonic_us() - loading;
+	bound_memory(so_membound_call, &n);
 
+	errno = 0;
 	if (!(envp = read_env(&rq))) {
-		note(&n, SO_LINE_ERROR, "the helper process received a damaged request");
+		if (errno == ENOMEM)
+			note(&n, SO_LINE_ERROR, "the task's environment (%u bytes) does "
+				      "not fit in the helper's memory bound of %llu MiB "
+				      "for the call; %s left unchanged",
+			     (unsigned)rq.env_bytes, SO_HELPER_CALL_MEMORY >> 20, ENV_VAR);
+		else
+			note(&n, SO_LINE_ERROR, "the helper process received a damaged request");
 		answer(SO_HELPER_FAILED, -1, NULL, &n, NULL);
 	}
 	called = so_monotonic_us();

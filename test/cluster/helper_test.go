@@ -209,6 +209,9 @@ func helperFaults(t *testing.T, m *matrix) {
 		{"panic", "before it answered: panic: faultlib"},
 		{"threads", "before it answered: runtime: program exceeds"},
 		{"oom", "runtime: out of memory"},
+		// 64 MiB: the helper dies at its own memory bound, never the
+		// job's limit (spank/membound.h).
+		{"alloc", "(over the helper's own memory bound, RLIMIT_DATA: 8 MiB"},
 		{"abort", "the helper process was killed by signal 6"},
 		{"segv", "SIGSEGV"},
 		{"exit", "the helper process exited with status 3"},

@@ -68,7 +68,10 @@ func TestManyTasksPerNode(t *testing.T) {
 		name, alloc, step string
 		tasks             int
 	}{
-		{"32 tasks on one node", "-N1 -n32 -O", "-N1 -n32 -O", 32},
+		// Each helper of a step on a node needs 12 MiB of the job's room
+		// (spank/membound.h): 384 MiB for 32, more than DefMemPerCPU gives
+		// this job on a node of 2 CPUs.
+		{"32 tasks on one node", "-N1 -n32 -O --mem=512M", "-N1 -n32 -O --mem=512M", 32},
 		{"16 tasks on two nodes", "-N2 -n16 -O", "-N2 -n16 -O", 16},
 	}
 	for _, c := range cases {

@@ -14,6 +14,17 @@
 //	exit     os.Exit(3) in the middle of the call
 //	hang     never returns
 //
+// two that load memory the way a task's input can:
+//
+//	alloc    allocates and writes SPANK_OTEL_TEST_ALLOC_MIB MiB (default
+//	         64) and returns 1 with "fault.alloc=N": past the helper's
+//	         memory bound the runtime dies of "out of memory"
+//	barrier  holds each helper until every helper of its step on the node
+//	         has reached the library (see barrier), then allocates
+//	         SPANK_OTEL_TEST_ALLOC_MIB MiB (default 0) and computes the
+//	         task's value as the real library does (taskenv.Compute), so
+//	         that all of a step's helpers hold their memory at once
+//
 // and one more, which is no fault but a probe of where the helper runs:
 //
 //	placement  returns 1 with the helper's cgroups, CPUs, process group,
@@ -42,9 +53,11 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 	"unsafe"
 
 	"github.com/spank-otel/spank-otel/internal/cgotraceback"
+	"github.com/spank-otel/spank-otel/taskenv"
 )
 
 // Like the real library: crash reports name the C frames.
@@ -88,6 +101,18 @@ func spank_otel_task_env(req *C.struct_so_task_request, value **C.char, log **C.
 		*value = C.CString(placement())
 		*log = nil
 		return 1
+	case "alloc":
+		held := allocate(lookup(envp, "SPANK_OTEL_TEST_ALLOC_MIB", 64))
+		*value = C.CString("fault.alloc=" + strconv.Itoa(len(held)))
+		*log = nil
+		runtime.KeepAlive(held)
+		return 1
+	case "barrier":
+		arrived := barrier(envp)
+		held := allocate(lookup(envp, "SPANK_OTEL_TEST_ALLOC_MIB", 0))
+		rc := compute(envp, req, arrived, value, log)
+		runtime.KeepAlive(held)
+		return rc
 	}
 	*value = C.CString("fault.none=1")
 	*log = nil
@@ -96,12 +121,105 @@ func spank_otel_task_env(req *C.struct_so_task_request, value **C.char, log **C.
 
 // fault reads SPANK_OTEL_TEST_FAULT from the task environment.
 func fault(envp **C.char) string {
+	v, _ := getenv(envp, "SPANK_OTEL_TEST_FAULT")
+	return v
+}
+
+// environ is the task environment as Go strings.
+func environ(envp **C.char) []string {
+	var env []string
 	for p := envp; p != nil && *p != nil; p = (**C.char)(unsafe.Add(unsafe.Pointer(p), unsafe.Sizeof(*p))) {
-		if kv := C.GoString(*p); strings.HasPrefix(kv, "SPANK_OTEL_TEST_FAULT=") {
-			return strings.TrimPrefix(kv, "SPANK_OTEL_TEST_FAULT=")
+		env = append(env, C.GoString(*p))
+	}
+	return env
+}
+
+// getenv is name's value in the task environment.
+func getenv(envp **C.char, name string) (string, bool) {
+	for _, kv := range environ(envp) {
+		if k, v, ok := strings.Cut(kv, "="); ok && k == name {
+			return v, true
 		}
 	}
-	return ""
+	return "", false
+}
+
+// lookup is name's value in the task environment as a number, or def.
+func lookup(envp **C.char, name string, def int) int {
+	v, ok := getenv(envp, name)
+	if !ok {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		return def
+	}
+	return n
+}
+
+// allocate allocates n MiB and writes every page of it, so that it is
+// charged; the caller keeps it (runtime.KeepAlive) while it must count.
+func allocate(n int) [][]byte {
+	held := make([][]byte, 0, n)
+	for i := 0; i < n; i++ {
+		b := make([]byte, 1<<20)
+		for j := 0; j < len(b); j += 4096 {
+			b[j] = 1
+		}
+		held = append(held, b)
+	}
+	return held
+}
+
+// barrier holds the helper until every helper of its step on the node has
+// come this far, or SPANK_OTEL_TEST_BARRIER_MS (default 1000) has passed:
+// each leaves a file named for its task in a directory of the step's,
+// /tmp/spank-otel-barrier.JOB.STEP, and waits until there are
+// SPANK_OTEL_TEST_BARRIER_TASKS of them (default SLURM_STEP_NUM_TASKS). A
+// helper the shim did not start or stopped before the library (no room)
+// never arrives; the others go on at the deadline. Returns how many had
+// arrived when it went on.
+func barrier(envp **C.char) int {
+	job, _ := getenv(envp, "SLURM_JOB_ID")
+	step, _ := getenv(envp, "SLURM_STEP_ID")
+	task, _ := getenv(envp, "SLURM_PROCID")
+	want := lookup(envp, "SPANK_OTEL_TEST_BARRIER_TASKS", lookup(envp, "SLURM_STEP_NUM_TASKS", 1))
+	wait := time.Duration(lookup(envp, "SPANK_OTEL_TEST_BARRIER_MS", 1000)) * time.Millisecond
+	dir := "/tmp/spank-otel-barrier." + job + "." + step
+	if err := os.Mkdir(dir, 0o700); err != nil && !os.IsExist(err) {
+		return 0
+	}
+	if f, err := os.Create(dir + "/" + task); err == nil {
+		f.Close()
+	}
+	deadline := time.Now().Add(wait)
+	for {
+		names, _ := os.ReadDir(dir)
+		if len(names) >= want || time.Now().After(deadline) {
+			return len(names)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// compute answers as the real library does for the request, with a debug
+// line saying how many helpers the barrier saw.
+func compute(envp **C.char, req *C.struct_so_task_request, arrived int, value **C.char, log **C.char) C.int {
+	opts := taskenv.Options{}
+	if req.flags&C.SO_REQ_STEP != 0 {
+		step := uint32(req.step_id)
+		opts.Step = &step
+	}
+	res := taskenv.Compute(environ(envp), opts)
+	*log = C.CString("D faultlib barrier: " + strconv.Itoa(arrived) + " helpers of the step arrived\n")
+	switch {
+	case !res.Changed:
+		return C.SO_RC_LEAVE
+	case res.Unset:
+		return C.SO_RC_UNSET
+	}
+	*value = C.CString(res.Value)
+	return C.SO_RC_SET
 }
 
 // placement describes the helper process from inside, for the cluster

@@ -85,8 +85,9 @@ func q(path string) string { return regexp.QuoteMeta(path) }
 
 // TestCgroupFakeTrees: the cgroup code on fake trees, as an unprivileged
 // user: where each cgroup of a task is, and whether the task's memory and
-// pids cgroups have room for the helper (16 MiB, 16 tasks beyond what is in
-// use). Each tree changes between checks, in order.
+// pids cgroups have room for the helper (12 MiB, 16 tasks beyond what is in
+// use, and 12 MiB more for each further helper of the step on the node).
+// Each tree changes between checks, in order.
 func TestCgroupFakeTrees(t *testing.T) {
 	l := newLab(t)
 	const unlimited = "9223372036854771712"
@@ -106,23 +107,23 @@ func TestCgroupFakeTrees(t *testing.T) {
 			`^cgroup 3:pids:/slurm/uid_1000/job_1/step_0 dir=` + q(v1.path("root/"+step)) + `$`},
 		then: []followUp{{"cgroup v1: 60 of 64 MiB in use, 56 MiB of it page cache: room for the helper",
 			expectAlso(0, `^headroom=ok$`)}}}})
-	// The step's tasks start together, and their helpers run at once:
-	// 60 MiB of room holds one helper (16 MiB) and a step of 8 (16 + 7 x 4
-	// MiB), not one of 13 (64 MiB).
-	runChecks(t, []runCheck{{name: "cgroup v1: room for the step's 8 helpers on the node", run: v1.check("--local-tasks", "8"),
+	// The step's tasks start together, and their helpers run at once,
+	// each within its own bound of 12 MiB: 60 MiB of room holds a step of
+	// 5, not one of 6 (72 MiB).
+	runChecks(t, []runCheck{{name: "cgroup v1: room for the step's 5 helpers on the node", run: v1.check("--local-tasks", "5"),
 		want: []string{`^headroom=ok$`}}})
-	runChecks(t, []runCheck{{name: "cgroup v1: no room for the step's 13 helpers on the node, each refused and the count named",
-		run: v1.check("--local-tasks", "13"), want: []string{`^headroom=short memory cgroup ` + q(v1.path("root/"+job)) +
-			` has 61440 KiB left of its 65536 KiB limit \(61440 KiB in use, 57344 KiB of that clean page cache\) and the step's 13 helpers on this node need about 65536 KiB$`}}})
+	runChecks(t, []runCheck{{name: "cgroup v1: no room for the step's 6 helpers on the node, each refused and the count named",
+		run: v1.check("--local-tasks", "6"), want: []string{`^headroom=short memory cgroup ` + q(v1.path("root/"+job)) +
+			` has 61440 KiB left of its 65536 KiB limit \(61440 KiB in use, 57344 KiB of that clean page cache\) and the step's 6 helpers on this node need about 73728 KiB$`}}})
 	v1.cg(t, job, statV1(1*mib, 1*mib))
 	runChecks(t, []runCheck{{name: "cgroup v1: 60 of 64 MiB in use, 2 MiB of it page cache: no room, the job's cgroup named",
 		run: v1.check(), want: []string{`^headroom=short memory cgroup ` + q(v1.path("root/"+job)) +
-			` has 6144 KiB left of its 65536 KiB limit \(61440 KiB in use, 2048 KiB of that clean page cache\) and the helper needs about 16384 KiB$`}}})
+			` has 6144 KiB left of its 65536 KiB limit \(61440 KiB in use, 2048 KiB of that clean page cache\) and the helper needs about 12288 KiB$`}}})
 	// Dirty and writeback pages must reach the disk before they can go.
-	v1.cg(t, job, statV1(10*mib, 46*mib)+fmt.Sprintf("\ntotal_dirty %d\ntotal_writeback %d", 30*mib, 16*mib))
-	runChecks(t, []runCheck{{name: "cgroup v1: 56 MiB of page cache, 46 MiB of it dirty or under writeback: only 10 MiB counted free, no room",
+	v1.cg(t, job, statV1(10*mib, 46*mib)+fmt.Sprintf("\ntotal_dirty %d\ntotal_writeback %d", 30*mib, 20*mib))
+	runChecks(t, []runCheck{{name: "cgroup v1: 56 MiB of page cache, 50 MiB of it dirty or under writeback: only 6 MiB counted free, no room",
 		run: v1.check(), want: []string{`^headroom=short memory cgroup ` + q(v1.path("root/"+job)) +
-			` has 14336 KiB left of its 65536 KiB limit \(61440 KiB in use, 10240 KiB of that clean page cache\)`}}})
+			` has 10240 KiB left of its 65536 KiB limit \(61440 KiB in use, 6144 KiB of that clean page cache\)`}}})
 	// Swap accounting: 30 MiB of memory, 26 MiB swapped out, under a
 	// memory+swap limit of 64 MiB: room in memory, none in memory+swap.
 	v1.cg(t, job, fmt.Sprint("memory.usage_in_bytes=", 30*mib), statV1(0, 0),
@@ -162,10 +163,10 @@ func TestCgroupFakeTrees(t *testing.T) {
 		want: []string{`^cgroup 0::/` + task + ` dir=` + q(v2.path("root/"+task)) + `$`},
 		then: []followUp{{"cgroup v2: 60 of 64 MiB in use, 56 MiB of it page cache: room for the helper",
 			expectAlso(0, `^headroom=ok$`)}}}})
-	v2.cg(t, job, statV2(8*mib, 48*mib)+fmt.Sprintf("\nfile_dirty %d\nfile_writeback %d", 40*mib, 6*mib))
-	runChecks(t, []runCheck{{name: "cgroup v2: 56 MiB of page cache, 46 MiB of it dirty or under writeback: no room",
+	v2.cg(t, job, statV2(8*mib, 48*mib)+fmt.Sprintf("\nfile_dirty %d\nfile_writeback %d", 40*mib, 10*mib))
+	runChecks(t, []runCheck{{name: "cgroup v2: 56 MiB of page cache, 50 MiB of it dirty or under writeback: no room",
 		run: v2.check(), want: []string{`^headroom=short memory cgroup ` + q(v2.path("root/"+job)) +
-			` has 14336 KiB left of its 65536 KiB limit \(61440 KiB in use, 10240 KiB of that clean page cache\)`}}})
+			` has 10240 KiB left of its 65536 KiB limit \(61440 KiB in use, 6144 KiB of that clean page cache\)`}}})
 	v2.cg(t, job, statV2(0, 2*mib))
 	runChecks(t, []runCheck{{name: "cgroup v2: 60 of 64 MiB in use, 2 MiB of it page cache: no room", run: v2.check(),
 		want: []string{`^headroom=short memory cgroup ` + q(v2.path("root/"+job)) +
@@ -178,12 +179,12 @@ func TestCgroupFakeTrees(t *testing.T) {
 	// the limits are the v1 ones.
 	hy := newTree(t, l, "hybrid")
 	hy.write(t, "task.cgroup", "4:memory:/job_1\n0::/job_1\n")
-	hy.cg(t, "memory/job_1", fmt.Sprint("memory.limit_in_bytes=", 20*mib), fmt.Sprint("memory.usage_in_bytes=", 8*mib),
+	hy.cg(t, "memory/job_1", fmt.Sprint("memory.limit_in_bytes=", 20*mib), fmt.Sprint("memory.usage_in_bytes=", 9*mib),
 		statV1(0, 0))
 	hy.cg(t, "unified/job_1", fmt.Sprint("memory.max=", 1*mib), "memory.current=0")
 	runChecks(t, []runCheck{{name: "cgroup hybrid: the unified hierarchy at unified/, the memory limit from v1 only",
 		run: hy.check(), want: []string{`^cgroup 0::/job_1 dir=` + q(hy.path("root/unified/job_1")) + `$`,
-			`^headroom=short memory cgroup ` + q(hy.path("root/memory/job_1")) + ` has 12288 KiB left`}}})
+			`^headroom=short memory cgroup ` + q(hy.path("root/memory/job_1")) + ` has 11264 KiB left`}}})
 
 	// Mounted elsewhere and from a directory of the hierarchy (Docker
 	// without a cgroup namespace): mountinfo says where, octal escapes and all.
@@ -415,6 +416,84 @@ func placementV1(t *testing.T, l *lab, id string) {
 			},
 			code: 3, want: []string{`^status=helper-failed$`,
 				`msg error spank-otel: not loading the library: pids cgroup ` + q(pids) + ` runs [0-9]+ of its 6 tasks`}},
+	})
+	memoryBoundV1(t, l, mem)
+}
+
+// oomKills is the oom_kill counter of a v1 memory cgroup's
+// memory.oom_control: the OOM kills of its own processes.
+func oomKills(t testing.TB, dir string) int {
+	t.Helper()
+	b, err := os.ReadFile(dir + "/memory.oom_control")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "oom_kill "); ok {
+			var n int
+			fmt.Sscan(v, &n)
+			return n
+		}
+	}
+	t.Fatalf("%s/memory.oom_control has no oom_kill counter (Linux 4.13 or later has it)", dir)
+	return 0
+}
+
+// memoryBoundV1: the helper's own memory bound (spank/membound.h), in the
+// real v1 memory cgroup mem. A library that allocates 64 MiB in a cgroup
+// of 48 MiB, room enough for the helper's 12 MiB, dies at its bound: the
+// cgroup never reaches its limit, no OOM kill, the task runs unchanged and
+// one error line names the bound. The control shows that the same
+// allocation by a process without the bound is an OOM kill the counter
+// sees.
+func memoryBoundV1(t *testing.T, l *lab, mem string) {
+	var kills int
+	alloc := func(n int) func(t testing.TB) result {
+		return func(t testing.TB) result {
+			writeFile(t, mem+"/memory.limit_in_bytes", 48*mib)
+			writeFile(t, mem+"/memory.failcnt", 0)
+			kills = oomKills(t, mem)
+			return l.run("--lib", l.lib(t, "fault"), "--as-user", "65534", "--place-cgroup", mem,
+				"--env-file", l.taskEnv(t, "allocenv", "SLURM_JOB_ID=1", "SPANK_OTEL_TEST_FAULT=alloc",
+					fmt.Sprint("SPANK_OTEL_TEST_ALLOC_MIB=", n)))
+		}
+	}
+	untouched := func(t testing.TB, r result) {
+		if n := oomKills(t, mem); n != kills {
+			t.Errorf("oom_kill of %s went from %d to %d", mem, kills, n)
+		}
+		if b, _ := os.ReadFile(mem + "/memory.failcnt"); strings.TrimSpace(string(b)) != "0" {
+			t.Errorf("%s/memory.failcnt is %s: the cgroup reached its limit", mem, strings.TrimSpace(string(b)))
+		}
+	}
+	runChecks(t, []runCheck{
+		{name: "memory bound: a library that allocates 4 MiB, within its bound, answers",
+			run: alloc(4), want: []string{`^status=called$`, `^value=fault\.alloc=4$`, `^state=same$`}},
+		{name: "memory bound: a library that allocates 64 MiB in a cgroup of 48 MiB dies at the helper's bound; the task runs unchanged",
+			run: alloc(64), code: 8, want: []string{`^status=helper-died$`, `^state=same$`, `!^value=`,
+				`^msg error spank-otel: the helper process .* before it answered: fatal error: .*(out of memory|cannot allocate memory) ` +
+					`\(over the helper's own memory bound, RLIMIT_DATA: 8 MiB for the library's call; not the job's memory limit\); ` +
+					`OTEL_RESOURCE_ATTRIBUTES left unchanged$`},
+			then: []followUp{
+				{"memory bound: one error line", func(t testing.TB, r result) {
+					if n := r.count(`^msg error`); n != 1 {
+						t.Errorf("%d error lines", n)
+						r.show(t)
+					}
+				}},
+				{"memory bound: no OOM kill, the cgroup never at its limit", untouched}}},
+		{name: "memory bound: control: 64 MiB allocated in that cgroup without the bound is an OOM kill",
+			run: func(t testing.TB) result {
+				writeFile(t, mem+"/memory.limit_in_bytes", 48*mib)
+				kills = oomKills(t, mem)
+				return inCgroup(mem, "sh", "-c", "head -c 67108864 /dev/zero | tail")
+			},
+			code: 137,
+			then: []followUp{{"memory bound: control: the OOM kill is counted", func(t testing.TB, r result) {
+				if n := oomKills(t, mem); n != kills+1 {
+					t.Errorf("oom_kill of %s went from %d to %d, want one more", mem, kills, n)
+				}
+			}}}},
 	})
 }
 
