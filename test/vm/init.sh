@@ -56,18 +56,28 @@ setup() {
 	install -d -o slurm -g slurm -m 0755 /var/lib/slurm/slurmctld /var/log/slurm
 	install -d -m 0755 /var/lib/slurm/slurmd
 	say "starting slurmctld"
-	/usr/sbin/slurmctld -D -i -vvv >"$out/slurmctld.stderr" 2>&1 &
+	# In the foreground, in the background of this shell: what they
+	# write before their log files are open (a fatal error) is kept, and
+	# the end stops them by their PIDs.
+	/usr/sbin/slurmctld -D -i >/var/log/slurm/slurmctld.stderr 2>&1 &
+	ctld=$!
 	say "starting slurmd"
-	/usr/sbin/slurmd -D -vvv >"$out/slurmd.stderr" 2>&1 &
+	/usr/sbin/slurmd -D >/var/log/slurm/slurmd.stderr 2>&1 &
+	slurmd=$!
 	i=0
 	deadline=$(($(cut -d. -f1 /proc/uptime) + 120))
 	until timeout 20 sinfo -h -N -o '%N %T' 2>/dev/null | grep -qx 'v1 idle'; do
 		i=$((i + 1))
+		for pid in $ctld $slurmd; do
+			kill -0 "$pid" 2>/dev/null && continue
+			say "a daemon ended: $(tail -n 5 /var/log/slurm/slurmctld.stderr /var/log/slurm/slurmd.stderr)"
+			return 1
+		done
 		if [ $((i % 20)) = 0 ]; then
 			say "waiting: sinfo: $(timeout 5 sinfo -h -N -o '%N %T %E' 2>&1 | head -n 2)"
 			say "processes: $(ps -eo pid,stat,wchan:20,args | grep -E 'slurm|munge' | grep -v grep | tr -s ' ' | tr '\n' ';')"
-			say "slurmctld: $(tail -n 3 "$out/slurmctld.stderr" | tr '\n' ';')"
-			say "slurmd: $(tail -n 3 "$out/slurmd.stderr" | tr '\n' ';')"
+			say "slurmctld: $(tail -n 2 /var/log/slurm/slurmctld.log | tr '\n' ';')"
+			say "slurmd: $(tail -n 2 /var/log/slurm/slurmd.log | tr '\n' ';')"
 		fi
 		if [ "$(cut -d. -f1 /proc/uptime)" -gt "$deadline" ]; then
 			say "v1 is not idle after 120 s: $(timeout 20 sinfo -h -N -o '%N %T %E' 2>&1)"
@@ -86,7 +96,15 @@ if setup; then
 else
 	say "setup failed"
 fi
-cp /var/log/slurm/*.log "$out/" 2>/dev/null
+# Stopped, so that their logs are complete and nothing holds the data disk.
+ctld=${ctld:-} slurmd=${slurmd:-}
+kill $slurmd $ctld 2>/dev/null
+i=0
+while [ "$i" -lt 100 ] && kill -0 $slurmd $ctld 2>/dev/null; do
+	i=$((i + 1))
+	sleep 0.1
+done
+cp /var/log/slurm/*.log /var/log/slurm/*.stderr "$out/" 2>/dev/null
 cp /etc/slurm/slurm.conf /etc/slurm/cgroup.conf "$out/" 2>/dev/null
 "$bb" dmesg >"$out/dmesg.txt" 2>/dev/null
 echo "$status" >"$out/status"
