@@ -214,6 +214,13 @@ check_memory() {
 	[[ -n $line ]] || fail "no 'not loading the library: memory cgroup ... has N KiB left' line in slurmd.log"
 }
 
+# job_gone NAME: squeue answers and lists no job NAME (a squeue that
+# fails is no answer).
+job_gone() {
+	local q
+	q=$(timeout 20 squeue -h -n "$1") && [[ -z $q ]]
+}
+
 # helpers: the processes named spank-otel.
 helpers() { pgrep -x spank-otel | tr '\n' ' '; }
 
@@ -231,11 +238,11 @@ check_cancel() {
 	[[ $n -ge 2 ]] || fail "want a helper per task (2), found $n"
 	as_alice scancel -n vm-cancel
 	for i in $(seq 300); do
-		[[ -n $(squeue -h -n vm-cancel 2>/dev/null) ]] || break
+		job_gone vm-cancel && break
 		sleep 0.2
 	done
 	restore_stack
-	[[ -z $(squeue -h -n vm-cancel 2>/dev/null) ]] || fail "the job is still there 60 s after scancel"
+	job_gone vm-cancel || fail "the job is still there 60 s after scancel: $(squeue -h -n vm-cancel 2>&1)"
 	for i in $(seq 50); do
 		left=$(helpers)
 		left=${left% }
