@@ -188,10 +188,13 @@ check_gpu() {
 }
 
 check_memory() {
-	local mark r attrs line
+	local mark r attrs line job state
 	mark=$(log_mark)
-	as_alice sbatch --wait -n1 --mem=160M -o "$work/memory.out" /mnt/memory-job.sh >/dev/null ||
-		fail "the job failed: $(cat "$work/memory.out" 2>/dev/null)"
+	# Not sbatch --wait, which polls at growing intervals (30 s lost
+	# here).
+	job=$(as_alice sbatch --parsable -n1 --mem=160M -o "$work/memory.out" /mnt/memory-job.sh)
+	state=$(job_end "$job")
+	[[ $state == COMPLETED ]] || fail "job '$job' ended $state: $(cat "$work/memory.out" 2>/dev/null)"
 	r=$work/memory.result
 	note "job: limit $(value MAX "$r") B, unreclaimable use $(value USED "$r") B before the fill, filled $(value FILL "$r") B," \
 		"memory.current $(value FILLED "$r") B after it; step exit $(value RC "$r");" \
@@ -219,6 +222,24 @@ check_memory() {
 job_gone() {
 	local q
 	q=$(timeout 20 squeue -h -n "$1") && [[ -z $q ]]
+}
+
+# job_end JOB: the job's state once it has ended (COMPLETED, FAILED...),
+# or "still STATE" after 180 s.
+job_end() {
+	local i state
+	for i in $(seq 360); do
+		state=$(timeout 20 scontrol -o show job "$1" 2>/dev/null | grep -o 'JobState=[A-Z_]*')
+		state=${state#JobState=}
+		case $state in
+		'' | PENDING | CONFIGURING | RUNNING | COMPLETING) sleep 0.5 ;;
+		*)
+			echo "$state"
+			return
+			;;
+		esac
+	done
+	echo "still ${state:-unknown}"
 }
 
 # helpers: the processes named spank-otel.
