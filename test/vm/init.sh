@@ -100,7 +100,7 @@ fi
 ctld=${ctld:-} slurmd=${slurmd:-}
 kill $slurmd $ctld 2>/dev/null
 i=0
-while [ "$i" -lt 100 ] && kill -0 $slurmd $ctld 2>/dev/null; do
+while [ "$i" -lt 100 ] && { kill -0 $slurmd || kill -0 $ctld; } 2>/dev/null; do
 	i=$((i + 1))
 	sleep 0.1
 done
