@@ -284,7 +284,8 @@ vm-test: dockerd backend-deps
 	test/vm/run.sh
 
 # Each suite in turn, stopping at the first that fails, with its time.
-TEST_SUITES := host-test gpu-selftest unit ctest package-test cluster-test
+# vm-test comes last: it boots the 26.05 node image cluster-test built.
+TEST_SUITES := host-test gpu-selftest unit ctest package-test cluster-test vm-test
 test: deps
 	@total=$$SECONDS; for suite in $(TEST_SUITES); do \
 	  start=$$SECONDS; \

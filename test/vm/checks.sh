@@ -7,15 +7,18 @@
 #   identity   a step's tasks get OTEL_RESOURCE_ATTRIBUTES with their job
 #              and task
 #   placement  the helper joined the task's cgroup: slurmd.log's debug
-#              line, the task's v2 path job_X/step_Y/user/task_N, and the
+#              line, the task's v2 path JOB/step_Y/user/task_N (JOB is
+#              job_<id>, or the SLUID as 26.05 names it), and the
 #              helper's own cgroup and CPU (test/faultlib's placement
 #              report) against the task's and its cpuset.cpus.effective
 #   gpu        bound tasks (--gpus-per-task=1): each task's nv.gpu.uuid is
 #              the UUID of the one /dev/nvidiaN the BPF device program
 #              lets it open (ENXIO when admitted, EPERM when not)
-#   memory     a job with little memory left: no attributes, the helper's
-#              "not loading the library: memory cgroup ..." line, and the
-#              step succeeds with no oom_kill in memory.events
+#   memory     a job with little memory left: the step's task keeps the
+#              attributes it inherits from the batch script (none of its
+#              own), the helper's "not loading the library: memory
+#              cgroup ..." line, and the step succeeds with no oom_kill in
+#              memory.events
 #   cancel     a step cancelled while its helpers hang in the library
 #              leaves no process named spank-otel
 # /mnt/checks-wanted names the checks to run (one line; empty: all).
@@ -43,8 +46,9 @@ fail() {
 }
 uptime_s() { cut -d' ' -f1 /proc/uptime; }
 
-# as_alice CMD...: CMD as the job user, in the work directory.
-as_alice() { (cd "$work" && runuser -u alice -- "$@"); }
+# as_alice CMD...: CMD as the job user, in the work directory; a job
+# that hangs fails its check, not the whole run at the VM's timeout.
+as_alice() { (cd "$work" && runuser -u alice -- timeout 180 "$@"); }
 
 # value KEY FILE: the value of the KEY=value line of FILE.
 value() { sed -n "s/^$1=//p" "$2" | head -n 1; }
@@ -108,12 +112,14 @@ check_placement() {
 		path=${cg#0::}
 		path=${path%;}
 		[[ $cg == 0::*\; && $cg != *\;*\;* ]] || fail "task $t: not one v2 line: $cg"
-		[[ $path =~ /job_([^/]+)/step_([^/]+)/user/task_([0-9]+)$ ]] ||
-			fail "task $t: not a job_X/step_Y/user/task_N path: $path"
+		# The job's directory is job_<id> up to 25.11, its bare SLUID in
+		# 26.05.
+		[[ $path =~ /([^/]+)/step_([^/]+)/user/task_([0-9]+)$ ]] ||
+			fail "task $t: not a JOB/step_Y/user/task_N path: $path"
 		case ${BASH_REMATCH[1]:-} in
-		"$job") note "task $t: the job's cgroup is named by its job id $job" ;;
-		"$sluid") note "task $t: the job's cgroup is named by its SLUID $sluid" ;;
-		*) fail "task $t: job_${BASH_REMATCH[1]:-} is neither job $job nor SLUID $sluid" ;;
+		"job_$job") note "task $t: the job's cgroup is named by its job id: job_$job" ;;
+		"${sluid:-no SLUID}") note "task $t: the job's cgroup is named by its SLUID: $sluid" ;;
+		*) fail "task $t: the job's cgroup ${BASH_REMATCH[1]:-} is neither job_$job nor the SLUID '$sluid'" ;;
 		esac
 		[[ ${BASH_REMATCH[3]:-} == "$t" ]] || fail "task $t: in task_${BASH_REMATCH[3]:-}"
 	done
@@ -182,21 +188,58 @@ check_gpu() {
 }
 
 check_memory() {
-	local mark r attrs line
+	local mark r attrs line job state
 	mark=$(log_mark)
-	as_alice sbatch --wait -n1 --mem=160M -o "$work/memory.out" /mnt/memory-job.sh >/dev/null ||
-		fail "the job failed: $(cat "$work/memory.out" 2>/dev/null)"
+	# Not sbatch --wait, which polls at growing intervals (30 s lost
+	# here).
+	job=$(as_alice sbatch --parsable -n1 --mem=160M -o "$work/memory.out" /mnt/memory-job.sh)
+	state=$(job_end "$job")
+	[[ $state == COMPLETED ]] || fail "job '$job' ended $state: $(cat "$work/memory.out" 2>/dev/null)"
 	r=$work/memory.result
-	note "job: limit $(value MAX "$r") B, unreclaimable use $(value USED "$r") B before the fill, filled $(value FILL "$r") B;" \
-		"step exit $(value RC "$r"); memory.events oom $(value EVENTS_oom "$r") oom_kill $(value EVENTS_oom_kill "$r")"
+	note "job: limit $(value MAX "$r") B, unreclaimable use $(value USED "$r") B before the fill, filled $(value FILL "$r") B," \
+		"memory.current $(value FILLED "$r") B after it; step exit $(value RC "$r");" \
+		"memory.events oom $(value EVENTS_oom "$r") oom_kill $(value EVENTS_oom_kill "$r")"
+	# ConstrainRAMSpace: the job's memory.max is its --mem.
+	[[ $(value MAX "$r") == $((160 << 20)) ]] || fail "the job's memory.max is '$(value MAX "$r")', not 160 MiB"
 	attrs=$(value OTEL "$work/memory.step")
+	note "batch script: OTEL_RESOURCE_ATTRIBUTES=$(value BATCH_OTEL "$r")"
 	note "step: OTEL_RESOURCE_ATTRIBUTES=$attrs"
-	[[ -z $(attr slurm.job.id "$attrs") ]] || fail "the step's task got attributes"
+	# No helper ran for the step's task: it has the script's value as
+	# inherited, not one with its step and task.
+	[[ -n $attrs && $attrs == "$(value BATCH_OTEL "$r")" ]] ||
+		fail "the step's task's attributes are not the batch script's, unchanged"
+	[[ -z $(attr slurm.step.id "$attrs") && -z $(attr slurm.task.id "$attrs") ]] ||
+		fail "the step's task got its own attributes (slurm.step.id '$(attr slurm.step.id "$attrs")')"
 	[[ $(value RC "$r") == 0 ]] || fail "the step failed: exit '$(value RC "$r")'"
 	[[ $(value EVENTS_oom_kill "$r") == 0 ]] || fail "memory.events oom_kill '$(value EVENTS_oom_kill "$r")'"
 	line=$(log_since "$mark" | grep -o 'not loading the library: memory cgroup .* has [0-9]* KiB left.*' | head -n 1)
 	note "slurmd.log: $line"
 	[[ -n $line ]] || fail "no 'not loading the library: memory cgroup ... has N KiB left' line in slurmd.log"
+}
+
+# job_gone NAME: squeue answers and lists no job NAME (a squeue that
+# fails is no answer).
+job_gone() {
+	local q
+	q=$(timeout 20 squeue -h -n "$1") && [[ -z $q ]]
+}
+
+# job_end JOB: the job's state once it has ended (COMPLETED, FAILED...),
+# or "still STATE" after 180 s.
+job_end() {
+	local i state
+	for i in $(seq 360); do
+		state=$(timeout 20 scontrol -o show job "$1" 2>/dev/null | grep -o 'JobState=[A-Z_]*')
+		state=${state#JobState=}
+		case $state in
+		'' | PENDING | CONFIGURING | RUNNING | COMPLETING) sleep 0.5 ;;
+		*)
+			echo "$state"
+			return
+			;;
+		esac
+	done
+	echo "still ${state:-unknown}"
 }
 
 # helpers: the processes named spank-otel.
@@ -216,11 +259,11 @@ check_cancel() {
 	[[ $n -ge 2 ]] || fail "want a helper per task (2), found $n"
 	as_alice scancel -n vm-cancel
 	for i in $(seq 300); do
-		[[ -n $(squeue -h -n vm-cancel 2>/dev/null) ]] || break
+		job_gone vm-cancel && break
 		sleep 0.2
 	done
 	restore_stack
-	[[ -z $(squeue -h -n vm-cancel 2>/dev/null) ]] || fail "the job is still there 60 s after scancel"
+	job_gone vm-cancel || fail "the job is still there 60 s after scancel: $(squeue -h -n vm-cancel 2>&1)"
 	for i in $(seq 50); do
 		left=$(helpers)
 		left=${left% }

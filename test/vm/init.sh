@@ -30,9 +30,13 @@ setup() {
 	done
 	say "kernel $(uname -r), cgroup2 controllers: $(cat /sys/fs/cgroup/cgroup.controllers)," \
 		"enabled: $(cat /sys/fs/cgroup/cgroup.subtree_control)"
+	# No network device: the node's address is on dummy0 (the initramfs
+	# loaded the module), which Slurm needs (run.sh says why).
 	echo v1 >/proc/sys/kernel/hostname
-	printf '127.0.0.1\tlocalhost v1\n' >/etc/hosts
+	printf '127.0.0.1\tlocalhost\n10.0.2.1\tv1\n' >/etc/hosts
 	"$bb" ip link set lo up
+	"$bb" ip addr add 10.0.2.1/24 dev dummy0 &&
+		"$bb" ip link set dummy0 up || return 1
 
 	# The docker cluster's functions: fake_gpus (the device nodes and the
 	# driver tree bound over /proc/driver) and start_munge.
@@ -51,13 +55,32 @@ setup() {
 	cp "$data/cgroup.conf" "$data/gres.conf" /etc/slurm/
 	install -d -o slurm -g slurm -m 0755 /var/lib/slurm/slurmctld /var/log/slurm
 	install -d -m 0755 /var/lib/slurm/slurmd
-	/usr/sbin/slurmctld -i || return 1
-	/usr/sbin/slurmd || return 1
+	say "starting slurmctld"
+	# In the foreground, in the background of this shell: what they
+	# write before their log files are open (a fatal error) is kept, and
+	# the end stops them by their PIDs.
+	/usr/sbin/slurmctld -D -i >/var/log/slurm/slurmctld.stderr 2>&1 &
+	ctld=$!
+	say "starting slurmd"
+	/usr/sbin/slurmd -D >/var/log/slurm/slurmd.stderr 2>&1 &
+	slurmd=$!
 	i=0
-	until sinfo -h -N -o '%N %T' 2>/dev/null | grep -qx 'v1 idle'; do
+	deadline=$(($(cut -d. -f1 /proc/uptime) + 120))
+	until timeout 20 sinfo -h -N -o '%N %T' 2>/dev/null | grep -qx 'v1 idle'; do
 		i=$((i + 1))
-		if [ "$i" -gt 240 ]; then
-			say "v1 is not idle after 120 s: $(sinfo -h -N -o '%N %T %E' 2>&1)"
+		for pid in $ctld $slurmd; do
+			kill -0 "$pid" 2>/dev/null && continue
+			say "a daemon ended: $(tail -n 5 /var/log/slurm/slurmctld.stderr /var/log/slurm/slurmd.stderr)"
+			return 1
+		done
+		if [ $((i % 20)) = 0 ]; then
+			say "waiting: sinfo: $(timeout 5 sinfo -h -N -o '%N %T %E' 2>&1 | head -n 2)"
+			say "processes: $(ps -eo pid,stat,wchan:20,args | grep -E 'slurm|munge' | grep -v grep | tr -s ' ' | tr '\n' ';')"
+			say "slurmctld: $(tail -n 2 /var/log/slurm/slurmctld.log | tr '\n' ';')"
+			say "slurmd: $(tail -n 2 /var/log/slurm/slurmd.log | tr '\n' ';')"
+		fi
+		if [ "$(cut -d. -f1 /proc/uptime)" -gt "$deadline" ]; then
+			say "v1 is not idle after 120 s: $(timeout 20 sinfo -h -N -o '%N %T %E' 2>&1)"
 			return 1
 		fi
 		sleep 0.5
@@ -73,7 +96,15 @@ if setup; then
 else
 	say "setup failed"
 fi
-cp /var/log/slurm/*.log "$out/" 2>/dev/null
+# Stopped, so that their logs are complete and nothing holds the data disk.
+ctld=${ctld:-} slurmd=${slurmd:-}
+kill $slurmd $ctld 2>/dev/null
+i=0
+while [ "$i" -lt 100 ] && { kill -0 $slurmd || kill -0 $ctld; } 2>/dev/null; do
+	i=$((i + 1))
+	sleep 0.1
+done
+cp /var/log/slurm/*.log /var/log/slurm/*.stderr "$out/" 2>/dev/null
 cp /etc/slurm/slurm.conf /etc/slurm/cgroup.conf "$out/" 2>/dev/null
 "$bb" dmesg >"$out/dmesg.txt" 2>/dev/null
 echo "$status" >"$out/status"

@@ -6,7 +6,9 @@
 # without swap) until about 6 MiB of the job's limit are left, less than
 # the 16 MiB the helper needs, and runs the step of the check.
 w=/tmp/vm-checks
-job_cg=/sys/fs/cgroup$(sed -n 's|^0::\(.*/job_[^/]*\)/.*|\1|p' /proc/self/cgroup)
+# The job's cgroup: the parent of the batch step's (job_<id> up to 25.11,
+# the job's SLUID in 26.05).
+job_cg=/sys/fs/cgroup$(sed -n 's|^0::\(.*\)/step_[^/]*/.*|\1|p' /proc/self/cgroup)
 srun -n1 --otel-attrs=off -o "$w/memory.probe" bash -c \
 	'cd "$1" && cat memory.max memory.current && grep -E "^(in)?active_file " memory.stat' _ "$job_cg"
 {
@@ -17,8 +19,11 @@ srun -n1 --otel-attrs=off -o "$w/memory.probe" bash -c \
 } <"$w/memory.probe"
 used=$((current - file1 - file2))
 fill=$((max - used - 6 * 1024 * 1024))
-printf '%s\n' "MAX=$max" "USED=$used" "FILL=$fill" >"$w/memory.result"
+# The step inherits the script's attributes (the batch step's, no
+# slurm.step.id); without its helper it keeps them unchanged.
+printf '%s\n' "MAX=$max" "USED=$used" "FILL=$fill" "BATCH_OTEL=${OTEL_RESOURCE_ATTRIBUTES:-}" >"$w/memory.result"
 head -c "$fill" /dev/zero >"/dev/shm/vm-checks-fill.$SLURM_JOB_ID"
+echo "FILLED=$(cat "$job_cg/memory.current")" >>"$w/memory.result"
 srun -n1 -o "$w/memory.step" bash -c 'echo "OTEL=${OTEL_RESOURCE_ATTRIBUTES:-}"'
 echo "RC=$?" >>"$w/memory.result"
 sed 's/^/EVENTS_/; s/ /=/' "$job_cg/memory.events" >>"$w/memory.result"

@@ -37,10 +37,13 @@ cache=${SPANK_OTEL_CACHE:-/var/cache/spank-otel}/vm
 out=$repo/build/vm
 image=${SPANK_OTEL_VM_IMAGE:-spank-otel-slurm:26.05${SPANK_OTEL_INSTANCE:+-$SPANK_OTEL_INSTANCE}}
 timeout=${SPANK_OTEL_VM_TIMEOUT:-900}
-# The drivers the initramfs loads to reach the disks: Debian builds them
-# as modules. ext4 asks for crc32c through the crypto API (a soft
-# dependency), which the generic module provides on any CPU.
-root_modules=(virtio_pci virtio_blk crc32c_generic ext4)
+# The drivers the initramfs loads, Debian builds them as modules: those
+# that reach the disks (ext4 asks for crc32c through the crypto API, a
+# soft dependency, which the generic module provides on any CPU), and
+# dummy, whose dummy0 gives the VM a non-loopback address: Slurm resolves
+# its listening addresses with AI_ADDRCONFIG, which finds nothing on a
+# machine with loopback alone, and slurmctld and slurmd then die.
+root_modules=(virtio_pci virtio_blk crc32c_generic ext4 dummy)
 # Bump when the root disk recipe changes.
 root_format=1
 started=$SECONDS
@@ -61,7 +64,9 @@ kernel_dir() {
 	fi
 	[[ -n $pkg ]] || die "apt knows no linux-image-amd64"
 	version=$(apt-cache show --no-all-versions "$pkg" | awk '/^Version:/ { print $2; exit }')
-	dir=$cache/${pkg}_$version
+	# The directory is named by the module list too: a new module makes
+	# a new one.
+	dir=$cache/${pkg}_${version}_$(printf '%s\n' "${root_modules[@]}" | sha256sum | cut -c1-8)
 	if [[ -f $dir/modules/order ]]; then
 		echo "$dir"
 		return
