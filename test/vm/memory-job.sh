@@ -4,7 +4,7 @@
 # cannot reclaim (memory.current less the clean file pages, as the
 # helper counts); the script then fills tmpfs (memory no reclaim frees
 # without swap) until about 6 MiB of the job's limit are left, less than
-# the 16 MiB the helper needs, and runs the step of the check.
+# the 12 MiB one helper needs (SO_HELPER_MEMORY, spank/membound.h), and runs the step of the check.
 w=/tmp/vm-checks
 # The job's cgroup: the parent of the batch step's (job_<id> up to 25.11,
 # the job's SLUID in 26.05).
