@@ -223,8 +223,11 @@ func TestShim(t *testing.T) {
 		{name: "shim: extern step: a missing library is not reported there", lib: missing,
 			args: append(job, "--step-id", "0xfffffffc", "--tasks", "0"), want: []string{`!cannot open`}},
 		{name: "shim: timeout= bounds a hanging library; the task goes on", lib: fake,
-			args: []string{"--arg", "timeout=150", "--env", "FAKE_HANG=1"},
-			want: []string{`^task_init=0$`, `the helper process did not answer within 150 ms`, `^task_children=0$`, `!^env=OTEL`}},
+			// 1000 ms, not less: a tenth of it (100 ms) is kept for killing
+			// and reaping the helper, which on a loaded machine (load 12 on
+			// two cores) took over the 15 ms a timeout of 150 leaves.
+			args: []string{"--arg", "timeout=1000", "--env", "FAKE_HANG=1"},
+			want: []string{`^task_init=0$`, `the helper process did not answer within 1000 ms`, `^task_children=0$`, `!^env=OTEL`}},
 		{name: "shim: bad timeout= logged, default used", lib: fake,
 			args: append([]string{"--arg", "timeout=soon"}, job...), want: []string{`timeout=soon: expected milliseconds`, written}},
 		{name: "shim: a crash of the library costs the task nothing but the attributes", lib: fake,
