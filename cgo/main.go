@@ -1,6 +1,7 @@
 // Command cgo is libspankotel.so, the Go side of the spank-otel SPANK plugin,
 // built with -buildmode=c-shared. It is a thin layer of C exports over
-// package taskenv.
+// package taskenv: it converts the shim's request into a taskenv.Request,
+// calls taskenv.Run and converts the Result back.
 //
 // The shim (spank/) loads this library with dlopen only in a short-lived
 // helper process it forks from each task child, and calls
@@ -73,52 +74,48 @@ func taskEnv(req *C.struct_so_task_request, node gpu.FS, value **C.char, log **C
 	var out outcome
 	out.read(req, node)
 	if out.failure == "" {
-		out.compute()
+		out.run()
 	}
 	return answer(&out, uintptr(unsafe.Pointer(&mark)) != before, value, log)
 }
 
 // outcome is what the call for one task came to: the Result, or the
 // failure that replaced it (a panic must cost the task its attributes,
-// never the task), and what the first step hands the second.
-//
-// The two steps are functions of their own, called from the export's
-// frame, so that the deepest paths of each fit the 4 KB stack a call from
-// C starts on (TestTaskPathStack): the GPU search runs with none of
-// Compute's frames on the stack, and Compute with none of its.
+// never the task), and the Request the first step hands the second. Both
+// steps are called from the export's frame, taskenv's stack rule.
 type outcome struct {
-	env     []string
-	files   *nodefiles.FS // the step's records (maybe none) over the node, which the GPU search read
-	opts    taskenv.Options
-	res     taskenv.Result
+	req     taskenv.Request
+	files   *nodefiles.FS // the step's records (maybe none) over the node: req.Node
+	res     *taskenv.Result
 	failure string // empty unless a step panicked
 }
 
-// read reads the request: the task's environment and the options, with
-// the task's GPUs found on the node whose files node reads.
+// read converts the shim's request: the task's environment, the node's
+// files and the options.
 //
 //go:noinline
 func (out *outcome) read(req *C.struct_so_task_request, node gpu.FS) {
-	defer recoverInto(&out.res, &out.failure)
-	out.env = cStrings(req.envp)
+	defer recoverInto(&out.failure)
+	out.req.Env = cStrings(req.envp)
 	// Without records every question goes to the node, and is counted:
 	// the debug line then says whether the search read anything.
 	out.files = newFiles(req, node)
-	setOptions(&out.opts, req, taskenv.FindGPUs(out.env, out.files))
+	out.req.Node = out.files
+	setOptions(&out.req.Options, req)
 }
 
-// compute runs taskenv.Compute on the request as read took it.
+// run runs the task path on the request.
 //
 //go:noinline
-func (out *outcome) compute() {
-	defer recoverInto(&out.res, &out.failure)
-	out.res = taskenv.Compute(out.env, out.opts)
+func (out *outcome) run() {
+	defer recoverInto(&out.failure)
+	out.res = taskenv.Run(&out.req)
 }
 
 // answer hands out's Result, or its failure, to the shim as C strings and
 // returns the export's result code. It is a function of its own so that
-// the strings it builds take no room in the export's frame while Compute
-// runs: the whole call must fit the 4 KB stack a call from C starts on.
+// the strings it builds take no room in the export's frame while the task
+// path runs (the stack rule: package taskenv).
 //
 //go:noinline
 func answer(out *outcome, stackMoved bool, value, log **C.char) C.int {
@@ -126,7 +123,7 @@ func answer(out *outcome, stackMoved bool, value, log **C.char) C.int {
 		*log = C.CString(out.failure)
 		return resultInternal
 	}
-	res := &out.res
+	res := out.res
 	*log = C.CString(runtimeLine(stackMoved) + out.filesLine() + logLines(*res))
 	switch {
 	case !res.Changed:
@@ -159,16 +156,14 @@ func (out *outcome) filesLine() string {
 	return ""
 }
 
-// setOptions sets opts to the Options the request asks for, with the
-// task's GPUs.
-func setOptions(opts *taskenv.Options, req *C.struct_so_task_request, gpus *taskenv.GPUs) {
+// setOptions sets opts to the Options the request asks for.
+func setOptions(opts *taskenv.Options, req *C.struct_so_task_request) {
 	*opts = taskenv.Options{
 		Exclude:     excludeList(req.exclude),
 		MaxEnvBytes: int(max(req.max_env_bytes, 0)),
 		Exec: taskenv.Exec{StackLimit: uint64(req.stack_limit),
 			ArgCount: int(min(req.argv_count, maxArgs)), ArgBytes: int(min(req.argv_bytes, maxArgs))},
 		Ranks: req.flags&C.SO_REQ_RANK != 0,
-		GPUs:  gpus,
 	}
 	if req.flags&C.SO_REQ_STEP != 0 {
 		step := uint32(req.step_id)
@@ -202,10 +197,9 @@ func excludeList(exclude *C.char) []string {
 	return splitList(borrow(exclude))
 }
 
-// recoverInto is compute's deferred call.
-func recoverInto(res *taskenv.Result, failure *string) {
+// recoverInto is read's and run's deferred call.
+func recoverInto(failure *string) {
 	if r := recover(); r != nil {
-		*res = taskenv.Result{}
 		*failure = lineError + "internal error, attributes not written: " + oneLine(panicText(r)) +
 			"\n" + lineDebug + flatten(string(stack()), " | ") + "\n"
 	}

@@ -3,8 +3,23 @@ package taskenv_test
 import (
 	"fmt"
 
+	"github.com/spank-otel/spank-otel/detect/gpu"
 	"github.com/spank-otel/spank-otel/taskenv"
 )
+
+func ExampleRun() {
+	// The plugin's call for task 0 of step 1, whose node has no NVIDIA
+	// driver: the task names no GPUs, so the search reads nothing.
+	step := uint32(1)
+	res := taskenv.Run(&taskenv.Request{
+		Env:     []string{"SLURM_JOB_ID=7", "SLURM_PROCID=0", "SLURM_LOCALID=0", "SLURMD_NODENAME=c1"},
+		Node:    gpu.Root("/"),
+		Options: taskenv.Options{Step: &step, Ranks: true},
+	})
+	fmt.Println(res.Value)
+	// Output:
+	// nv.dl.job.uuid=f9f08413-8d27-50e7-bbee-41ce6d4a3c5a,nv.dl.local_rank=0,nv.dl.rank=0,slurm.array.count=1,slurm.array.job_id=7,slurm.array.task_id=0,slurm.job.id=7,slurm.job.id.raw=7,slurm.node.name=c1,slurm.restart_count=0,slurm.step.id=1,slurm.task.id=0,slurm.task.local_id=0
+}
 
 func ExampleCompute() {
 	// Task 1 of step 3, with the step id Slurm gave the plugin.

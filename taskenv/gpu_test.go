@@ -97,9 +97,7 @@ func TestGPUKeys(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			opts := tt.opts
-			opts.GPUs = taskenv.FindGPUs(tt.env, tt.fs)
-			res := taskenv.Compute(tt.env, opts)
+			res := *taskenv.Run(&taskenv.Request{Env: tt.env, Node: tt.fs, Options: tt.opts})
 			assert.Equal(t, res.Changed, tt.changed)
 			got := map[string]string{}
 			for k, v := range decode(t, res.Value) {
@@ -124,7 +122,7 @@ func TestGPUKeys(t *testing.T) {
 	}
 }
 
-// BenchmarkComputeGPUs is FindGPUs and Compute for a step task given two
+// BenchmarkComputeGPUs is Run for a step task given two
 // GPUs of a node held in memory (the node's file reads come on top, see
 // package gpu's BenchmarkFind and make bench).
 func BenchmarkComputeGPUs(b *testing.B) {
@@ -132,7 +130,7 @@ func BenchmarkComputeGPUs(b *testing.B) {
 	env := append(given("0,1", "0,1", "2"), slurmtest.TaskEnvWithCarrier(b)...)
 	b.ReportAllocs()
 	for b.Loop() {
-		res := taskenv.Compute(env, taskenv.Options{MaxEnvBytes: 2 << 20, GPUs: taskenv.FindGPUs(env, twoGPUs)})
+		res := taskenv.Run(&taskenv.Request{Env: env, Node: twoGPUs, Options: taskenv.Options{MaxEnvBytes: 2 << 20}})
 		if !strings.Contains(res.Value, "nv.gpu.1.uuid=") {
 			b.Fatalf("no GPU keys: %q %v", res.Value, res.Debug)
 		}

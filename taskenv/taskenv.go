@@ -1,11 +1,19 @@
 // Package taskenv computes the value that spank-otel writes into one Slurm
 // task's OTEL_RESOURCE_ATTRIBUTES. The SPANK plugin (through the c-shared
-// library) and the spank-otel command both call Compute, so what an admin
+// library) and the spank-otel command both call Run, so what an admin
 // sees from the command is what the plugin does.
 //
-// The data path is: the task's environment in, the Slurm detector, the merge
-// with the inherited carrier, the canonical format, the execve size check,
-// and the value out.
+// The task path is: the task's environment in, its GPUs found, the Slurm
+// detector, the merge with the inherited carrier, the canonical format,
+// the execve size check, and the value out.
+//
+// The plugin calls Run from C, where a goroutine starts on a 4 KB stack,
+// and a path that outgrows it makes the runtime move the stack, which in
+// the plugin's new helper process costs more than the computation
+// (docs/performance.md). So every stage keeps its state in the heap
+// scratch of one Run, and the stages are separate, not inlined, calls
+// from shallow frames. cgo's TestTaskPathStack measures the deepest
+// paths and fails when one does not fit.
 package taskenv
 
 //go:generate go test -run TestContractGenerated -update .
@@ -40,7 +48,7 @@ const (
 	StageTask
 )
 
-// Options adjust Compute. The zero value is what the plugin does by default,
+// Options adjust Run. The zero value is what the plugin does by default,
 // without the total-size check.
 type Options struct {
 	// Exclude lists keys that are never written ("prefix.*": every key
@@ -66,10 +74,10 @@ type Options struct {
 	// nv.dl.local_rank) in a step's tasks: the plugin's --otel-rank and
 	// rank=on. Without it they are the user's own keys.
 	Ranks bool
-	// GPUs are the GPUs FindGPUs found for the task (nv.gpu.* keys and
+	// gpus are the GPUs Run found for the task (nv.gpu.* keys and
 	// nv.gpu.count); nil names none. Either way an inherited GPU key is
 	// never kept: it names another task's GPUs.
-	GPUs *GPUs
+	gpus *gpus
 }
 
 // budget is the execve budget opts give, 0 for no total check.
@@ -83,7 +91,7 @@ func (opts *Options) budget() int {
 	return ExecBudget(opts.Exec)
 }
 
-// Result is what Compute decided for one task.
+// Result is what Run decided for one task.
 //
 // Its warnings are libcarrier.Warning values.
 type Result struct {
@@ -95,7 +103,7 @@ type Result struct {
 	// was: unset stays unset.
 	Changed bool
 	// Unset is true when the variable must be removed: every inherited
-	// entry was one that Compute removes, and an empty variable would
+	// entry was one that Run removes, and an empty variable would
 	// still be a variable. Changed is then true and Value empty.
 	Unset bool
 	// Dropped has one warning per entry that could not be written: an
@@ -117,14 +125,12 @@ type Result struct {
 	Reason string
 }
 
-// scratch holds the fixed-size state of one Compute: the task's Slurm
+// scratch holds the fixed-size state of one Run: the task's Slurm
 // variables, the detected values, and room for the entry lists and the
 // strings built, in one heap allocation; only the pages written are
-// touched. The plugin calls Compute once, in a new process, from C, and
+// touched. The plugin calls Run once, in a new process, from C, and
 // both other places cost more there (docs/performance.md has the figures):
-//   - on the stack: a call from C starts on a 4 KB goroutine stack, and a
-//     path that does not fit it makes the runtime grow it (cgo's
-//     TestTaskPathStack guards it);
+//   - on the stack: the package's stack rule;
 //   - in one allocation per list or string: each size of allocation takes
 //     a new heap span, on pages the process has never touched.
 //
@@ -150,7 +156,7 @@ type scratch struct {
 	text [textRoom]byte
 }
 
-// numKeys is how many keys Compute writes at most: the Slurm detector's
+// numKeys is how many keys Run writes at most: the Slurm detector's
 // and the two GPU keys.
 const numKeys = slurm.NumKeys + 2
 
@@ -158,7 +164,7 @@ const numKeys = slurm.NumKeys + 2
 // carrier of a step task has about 25, and users add a few.
 const inheritedRoom = 32
 
-// textRoom is the room made for the strings Compute builds: the carrier
+// textRoom is the room made for the strings Run builds: the carrier
 // of a step task with a 25-key inherited one is about 1.7 KB, and its
 // decoded values a few hundred bytes.
 const textRoom = 4096
@@ -169,8 +175,20 @@ const textRoom = 4096
 //go:noinline
 func newScratch() *scratch { return new(scratch) }
 
-// Compute returns what the plugin writes into a task whose environment is
-// env ("NAME=value" strings, as execve receives them).
+// Request is one task's question to the task path.
+type Request struct {
+	// Env is the task's environment, "NAME=value" strings as execve
+	// receives them.
+	Env []string
+	// Node reads the node's files for the GPU search (gpu.Root("/") in
+	// the plugin, over the step parent's records); nil searches nothing.
+	Node gpu.FS
+	// Options are the plugin's options and the task's figures.
+	Options Options
+}
+
+// Run returns what the plugin writes into the task of req: the value of
+// OTEL_RESOURCE_ATTRIBUTES, or why the variable is left as it is.
 //
 // Inherited keys outside the Slurm allowlist are kept as they are. For the
 // allowlisted keys the result holds exactly the Slurm detector's values.
@@ -182,41 +200,45 @@ func newScratch() *scratch { return new(scratch) }
 // not valid UTF-8 costs only its own key.
 //
 // The variable is left alone when nothing would change (outside Slurm,
-// always) and when the result would not fit execve.
-func Compute(env []string, opts Options) Result {
-	return *compute(env, &opts)
+// always) and when the result would not fit execve. The Result lives in
+// the call's scratch; Run keeps no reference to req.
+//
+//go:noinline
+func Run(req *Request) *Result {
+	req.Options.gpus = findGPUs(req.Env, req.Node)
+	return compute(req.Env, &req.Options)
 }
 
-// GPUs are the GPUs of one task, as FindGPUs found them.
-type GPUs struct {
+// Compute is Run for a task whose GPUs are not searched for (a Request
+// without Node): what the tests and doctor's job check ask.
+func Compute(env []string, opts Options) Result {
+	return *Run(&Request{Env: env, Options: opts})
+}
+
+// gpus are the GPUs of one task, as findGPUs found them.
+type gpus struct {
 	uuids []string
 	debug []libcarrier.Warning
 }
 
-// FindGPUs finds the GPUs Slurm gave the task whose environment is env, on
-// the node whose files fsys reads (gpu.Root("/") in the plugin), for
-// Options.GPUs. It returns nil, having read no file, when the task names
-// no GPUs; otherwise what package gpu found, or why it found none.
-//
-// It is a step of its own, before Compute: the plugin calls it from a
-// shallow frame, so that the search's system calls fit the 4 KB stack of
-// a call from C (cgo's TestTaskPathStack) and the stack never grows,
-// which in a new process costs more than the search.
+// findGPUs finds the GPUs Slurm gave the task whose environment is env, on
+// the node whose files fsys reads. It returns nil, having read no file,
+// when the task names no GPUs; otherwise what package gpu found, or why
+// it found none. A stage of its own, called from Run's shallow frame, so
+// that the search's system calls fit the stack of a call from C.
 //
 //go:noinline
-func FindGPUs(env []string, fsys gpu.FS) *GPUs {
+func findGPUs(env []string, fsys gpu.FS) *gpus {
 	if fsys == nil || !namesGPUs(env) {
 		return nil
 	}
 	uuids, debug := gpu.Find(listEnv(env), fsys)
-	return &GPUs{uuids, debug}
+	return &gpus{uuids, debug}
 }
 
-// compute is Compute, with the options and the result by reference. Its
-// three steps keep what they hand on in the scratch, and the result too,
-// not in a frame of compute's: the task path's deepest call (the job
-// UUID's digest, below detect) must fit the 4 KB stack of a call from C
-// (cgo's TestTaskPathStack).
+// compute is Run's path after the GPU search: read, detect, write. Its
+// steps keep what they hand on in the scratch, and the result too, not in
+// a frame of compute's (the package's stack rule).
 func compute(env []string, opts *Options) *Result {
 	sc := newScratch()
 	sc.read(env, opts)
@@ -259,7 +281,7 @@ func (sc *scratch) read(env []string, opts *Options) {
 
 // detect finds the keys to write, the Slurm detector's and the GPU keys,
 // and reports whether the carrier is Slurm's to write: something was
-// detected, or an inherited key is one Compute manages.
+// detected, or an inherited key is one Run manages.
 //
 //go:noinline
 func (sc *scratch) detect(opts *Options) bool {
@@ -267,7 +289,7 @@ func (sc *scratch) detect(opts *Options) bool {
 	st.detected, st.warnings = sc.task.AppendStrings(sc.detected[:0], st.inherited)
 	// The GPU keys are a step task's own (docs/spec.md, section 3).
 	// Outside a step the task's GPUs are not asked for: no note either.
-	if gpus := opts.GPUs; gpus != nil && sc.task.Vars.InStep() {
+	if gpus := opts.gpus; gpus != nil && sc.task.Vars.InStep() {
 		st.debug = gpus.debug
 		st.detected = appendGPUs(st.detected, gpus.uuids)
 	}
@@ -305,7 +327,7 @@ func excluded(exclude []string, key string) bool {
 	return false
 }
 
-// manages reports whether key is one of the keys Compute writes for task,
+// manages reports whether key is one of the keys Run writes for task,
 // and so never keeps from an inherited carrier unless excluded: the Slurm
 // detector's and the GPU keys.
 func manages(task *slurm.Task, key string) bool {

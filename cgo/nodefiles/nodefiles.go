@@ -82,7 +82,7 @@ func (f *FS) stall(op, name string) error {
 // lookup returns the record of name. Records are read in order, and a
 // damaged one ends them: what follows is asked of the node. Not inlined:
 // its frame is gone by the time a method asks the node, whose frames
-// follow on the task path's 4 KB stack (cgo's TestTaskPathStack).
+// follow on the task path's stack (the stack rule: package taskenv).
 //
 //go:noinline
 func (f *FS) lookup(name string) (kind byte, data string, ok bool) {
@@ -139,7 +139,7 @@ func (f *FS) AppendFile(dst []byte, name string) ([]byte, error) {
 
 // The methods answer from a record in a function of their own, so that
 // what they hold while the node answers is small: the node's frames
-// follow theirs on the task path's 4 KB stack (cgo's TestTaskPathStack).
+// follow theirs on the task path's stack (the stack rule: package taskenv).
 
 //go:noinline
 func (f *FS) appendRecord(dst []byte, name string, kind byte, data string) ([]byte, error) {

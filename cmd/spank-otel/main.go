@@ -177,8 +177,9 @@ func (c *cli) noArgs(name string, args []string) bool {
 	return false
 }
 
-// options are the Options of the command's flags, or why they are wrong.
-func (c *cli) options(stage taskenv.Stage) (taskenv.Options, error) {
+// request is the task path's Request of the command's environment and
+// flags, or why they are wrong.
+func (c *cli) request(stage taskenv.Stage) (taskenv.Request, error) {
 	root := c.root
 	if root == "" {
 		root = "/"
@@ -187,26 +188,27 @@ func (c *cli) options(stage taskenv.Stage) (taskenv.Options, error) {
 	if c.admitted != "" {
 		minors, err := parseMinors(c.admitted)
 		if err != nil {
-			return taskenv.Options{}, err
+			return taskenv.Request{}, err
 		}
 		fsys = admittedFS{fsys, minors}
 	}
-	opts := taskenv.Options{MaxEnvBytes: c.maxEnvBytes, Stage: stage, GPUs: taskenv.FindGPUs(c.env, fsys)}
+	req := taskenv.Request{Env: c.env, Node: fsys,
+		Options: taskenv.Options{MaxEnvBytes: c.maxEnvBytes, Stage: stage}}
 	switch c.rank {
 	case "", "off":
 	case "on":
-		opts.Ranks = true
+		req.Options.Ranks = true
 	default:
-		return opts, fmt.Errorf("--rank must be on or off, not %q", c.rank)
+		return req, fmt.Errorf("--rank must be on or off, not %q", c.rank)
 	}
 	if c.stepID != "" {
 		id, err := parseStepID(c.stepID)
 		if err != nil {
-			return opts, err
+			return req, err
 		}
-		opts.Step = &id
+		req.Options.Step = &id
 	}
-	return opts, nil
+	return req, nil
 }
 
 // admittedFS is a node's files with the device nodes a task's device
@@ -254,10 +256,10 @@ func parseStepID(s string) (uint32, error) {
 	return uint32(n), nil
 }
 
-// compute runs the plugin's own computation with opts and returns the
+// compute runs the plugin's own task path on req and returns the
 // variable's resulting value and whether it is set at all.
-func (c *cli) compute(opts taskenv.Options) (string, bool) {
-	res := taskenv.Compute(c.env, opts)
+func (c *cli) compute(req taskenv.Request) (string, bool) {
+	res := taskenv.Run(&req)
 	for _, w := range res.Dropped {
 		fmt.Fprintf(c.stderr, "spank-otel: %s: %s\n", libcarrier.EnvVar, w)
 	}
@@ -280,12 +282,12 @@ func (c *cli) taskEnv(args []string) int {
 	if !c.noArgs("task-env", args) {
 		return exitUsage
 	}
-	opts, err := c.options(taskenv.StageAuto)
+	req, err := c.request(taskenv.StageAuto)
 	if err != nil {
 		fmt.Fprintf(c.stderr, "spank-otel task-env: %v\n", err)
 		return exitUsage
 	}
-	if value, set := c.compute(opts); set {
+	if value, set := c.compute(req); set {
 		fmt.Fprintln(c.stdout, value)
 	}
 	return exitOK
@@ -307,13 +309,13 @@ func (c *cli) export(args []string) int {
 		fmt.Fprintf(c.stderr, "spank-otel export: --stage must be sbatch or task, not %q\n", c.stage)
 		return exitUsage
 	}
-	opts, err := c.options(stage)
+	req, err := c.request(stage)
 	if err != nil {
 		fmt.Fprintf(c.stderr, "spank-otel export: %v\n", err)
 		return exitUsage
 	}
 	// Both lines are what a shell's eval and a TaskProlog understand.
-	if value, set := c.compute(opts); set {
+	if value, set := c.compute(req); set {
 		fmt.Fprintf(c.stdout, "export %s=%s\n", libcarrier.EnvVar, shellQuote(value))
 	} else {
 		fmt.Fprintf(c.stdout, "unset %s\n", libcarrier.EnvVar)

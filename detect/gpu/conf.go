@@ -129,7 +129,7 @@ func (c *gresConf) addFiles(file string) error {
 }
 
 // confError is the error of a, b and c joined, built in a frame of its
-// own, off the parser's (the task path's 4 KB stack).
+// own, off the parser's (the stack rule: package taskenv).
 //
 //go:noinline
 func confError(a, b, c string) error { return errors.New(a + b + c) }

@@ -118,7 +118,7 @@ func parseInformation(text []byte) (driverGPU, error) {
 }
 
 // quotedError is the error before, value quoted, after. Its own frame
-// holds the quoting, off the parser's (the task path's 4 KB stack).
+// holds the quoting, off the parser's (the stack rule: package taskenv).
 //
 //go:noinline
 func quotedError(before, value, after string) error {
@@ -180,7 +180,7 @@ func (f *nodeFacts) readGPU(fsys FS, name string, g *driverGPU) error {
 
 // secondGPU is readDriver's error for a GPU of the directory name whose
 // minor or UUID is another's. Its own frame holds the formatting, off the
-// task path's (its stack is 4 KB, cgo's TestTaskPathStack).
+// task path's (the stack rule: package taskenv).
 //
 //go:noinline
 func secondGPU(name string, g *driverGPU) error {

@@ -76,8 +76,8 @@ func (e *pathError) Is(target error) bool {
 func (e *pathError) Unwrap() error { return e.errno }
 
 // wrap is err of the system call op on the file name, a *pathError when
-// it is an errno. Its own frame keeps the error off the callers' (the
-// task path's stack is 4 KB, cgo's TestTaskPathStack).
+// it is an errno. Its own frame keeps the error off the callers'
+// (the stack rule: package taskenv).
 //
 //go:noinline
 func wrap(op, name string, err error) error {
@@ -169,8 +169,7 @@ func (r rootFS) AppendFile(dst []byte, name string) ([]byte, error) {
 }
 
 // tooLarge is AppendFile's error for a file over maxFile. Its own frame
-// holds the formatting, off the reading loop's (the task path's stack is
-// 4 KB, cgo's TestTaskPathStack).
+// holds the formatting, off the reading loop's (the stack rule: package taskenv).
 //
 //go:noinline
 func tooLarge(path string) error { return errors.New(path + ": larger than 1 MiB") }
@@ -214,9 +213,8 @@ func (r rootFS) ReadDir(name string) ([]string, error) {
 	}
 }
 
-// direntBuffer returns a buffer for getdents on the heap: on the stack
-// it would take the task path's frame past a 4 KB goroutine stack (cgo's
-// TestTaskPathStack).
+// direntBuffer returns a buffer for getdents on the heap, not the
+// stack (the stack rule: package taskenv).
 //
 //go:noinline
 func direntBuffer() []byte { return make([]byte, 4096) }

@@ -92,8 +92,7 @@ func Find(env environ.Env, fsys FS) ([]string, []libcarrier.Warning) {
 	}
 	// Three steps, each in a frame of its own, and their state on the
 	// heap, in the one allocation that also holds the buffer the files
-	// are read into: the task path runs on the 4 KB stack of a call from
-	// C (cgo's TestTaskPathStack).
+	// are read into (the stack rule: package taskenv).
 	sr := new(search)
 	req, facts := &sr.req, &sr.facts
 	facts.buf = sr.room[:0]

@@ -27,8 +27,8 @@ func Sum(data []byte) [Size]byte {
 	// The tail, a 0x80 byte, zeros, and the length in bits: one or two
 	// more blocks.
 	// One block's buffer, used twice when the length does not fit after
-	// the tail: the job UUID's digest is on the task path, whose stack is
-	// 4 KB (cgo's TestTaskPathStack).
+	// the tail: the job UUID's digest is on the task path
+	// (the stack rule: package taskenv).
 	var last [blockSize]byte
 	copy(last[:], data)
 	last[len(data)] = 0x80
