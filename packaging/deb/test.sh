@@ -80,12 +80,13 @@ expected_list() {
 	-rw-r--r-- root/root ./usr/share/doc/spank-otel/changelog.Debian.gz
 	-rw-r--r-- root/root ./usr/share/doc/spank-otel/copyright
 	-rw-r--r-- root/root ./usr/share/doc/spank-otel/README.md
+	-rw-r--r-- root/root ./usr/share/doc/spank-otel/reference.md
 	-rw-r--r-- root/root ./usr/share/man/man1/spank-otel.1.gz
 	-rw-r--r-- root/root ./usr/share/spank-otel/plugstack.conf.example
 	EOF
 }
 actual_list() {
-	dpkg-deb -c "$deb" | awk '$1 !~ /^d/ { print $1, $2, $6 }' | sed -e 's|README\.md\.gz$|README.md|' | LC_ALL=C sort
+	dpkg-deb -c "$deb" | awk '$1 !~ /^d/ { print $1, $2, $6 }' | sed -e 's|README\.md\.gz$|README.md|' -e 's|reference\.md\.gz$|reference.md|' | LC_ALL=C sort
 }
 check "file list, owners and modes" diff -u <(expected_list | LC_ALL=C sort) <(actual_list)
 check "directories are root/root 0755" bash -c "! dpkg-deb -c '$deb' | awk '\$1 ~ /^d/ && (\$1 != \"drwxr-xr-x\" || \$2 != \"root/root\")' | grep ."

@@ -45,7 +45,7 @@ mkdir -p "$topdir"
 topdir=$(cd "$topdir" && pwd)
 spec=$src/packaging/rpm/$name.spec
 [ -f "$spec" ] || die "$spec does not exist: --src must be a spank-otel source tree"
-for f in LICENSE README.md packaging/plugstack.conf.example.in packaging/lib/common.sh; do
+for f in LICENSE README.md docs/reference.md packaging/plugstack.conf.example.in packaging/lib/common.sh; do
 	[ -f "$src/$f" ] || die "$src/$f does not exist; the RPM ships or uses it"
 done
 

@@ -52,6 +52,7 @@ expected_files() {
 	-rwxr-xr-x root:root - /usr/lib64/slurm/spank-otel-probe
 	-rwxr-xr-x root:root - /usr/lib64/slurm/spank_otel.so
 	-rw-r--r-- root:root d <doc>/README.md
+	-rw-r--r-- root:root d <doc>/reference.md
 	-rw-r--r-- root:root l <lic>/LICENSE
 	-rw-r--r-- root:root d /usr/share/man/man1/spank-otel.1.gz
 	-rw-r--r-- root:root - /usr/share/spank-otel/plugstack.conf.example

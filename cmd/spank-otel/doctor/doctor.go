@@ -249,7 +249,7 @@ func (d *diagnosis) order() {
 	switch {
 	case len(after) > 0:
 		d.add("order", StatusWarn, "spank-otel comes before %s: in a container the image's "+
-			"OTEL_RESOURCE_ATTRIBUTES replaces the job's identity; list spank-otel after it (README: With a container plugin)",
+			"OTEL_RESOURCE_ATTRIBUTES replaces the job's identity; list spank-otel after it (docs/reference.md: With a container plugin)",
 			strings.Join(after, ", "))
 	case len(before) > 0:
 		d.add("order", StatusOK, "spank-otel comes after %s", strings.Join(before, ", "))
