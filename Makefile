@@ -15,6 +15,9 @@
 #                    (TESTS="test_7_11 ..."; SLURM=26.05 for one release)
 #   make vm-test     a Slurm 26.05 node on cgroup v2 in a qemu VM, the checks
 #                    that depend on the cgroup version (test/vm/run.sh; root)
+#   make py-interop  the carriers decoded by the OpenTelemetry Python SDK, in
+#                    the node image of SLURM (test/sdkinterop/python.sh; root,
+#                    docker; make test runs it in cluster-test)
 #
 # SLURM picks the release of demo, ctest, deb, rpm and shim (default 26.05);
 # SLURM_INCLUDE=/dir/with/slurm/spank.h builds deb, rpm and shim against a
@@ -70,7 +73,7 @@ BACKEND_PACKAGES := npm chromium curl /usr/share/fonts/truetype/dejavu/DejaVuSan
 
 .PHONY: all lib cli shim probe headers testlibs deb rpm install man deps dockerd unit ctest package-test package-test-one gpu-selftest \
         cluster-test test demo bench clean jaeger otelprobes backend-deps host-test purge-host slurm-testsuite \
-        vm-test
+        vm-test py-interop
 
 all: lib cli
 
@@ -282,6 +285,13 @@ vm-test: dockerd backend-deps
 	@. packaging/lib/common.sh && ensure_packages $(VM_PACKAGES)
 	test/slurm-docker/cluster build --slurm 26.05
 	test/vm/run.sh
+
+# The Python SDK's side of test/sdkinterop (TestPythonSDKAgrees), whose
+# Python and SDK are the node image's: Debian bookworm's are too old for the
+# SDK. test/cluster/run.sh runs it on every release whose nodes have it.
+py-interop: dockerd backend-deps
+	test/slurm-docker/cluster build --slurm $(SLURM)
+	test/sdkinterop/python.sh $(SLURM)
 
 # Each suite in turn, stopping at the first that fails, with its time.
 # vm-test comes last: it boots the 26.05 node image cluster-test built.

@@ -297,6 +297,7 @@ func TestDemo(t *testing.T) {
 	root := repoRoot(t)
 	png := filepath.Join(root, "build", "demo", "jaeger.png")
 	dom := filepath.Join(root, "build", "demo", "jaeger.html")
+	os.Remove(filepath.Join(root, "build", "demo", "jaeger-python.png"))
 	os.Remove(png)
 	os.Remove(dom)
 	cmd := exec.Command(filepath.Join(root, "test", "slurm-docker", "demo.sh"), *slurmVersion)
@@ -308,13 +309,18 @@ func TestDemo(t *testing.T) {
 	text := string(out)
 	base := jaegerURL(t)
 	for _, want := range []string{base + "/search?", base + "/api/traces?", "slurm.job.id", "otel-probe-go", "otel-probe-js",
-		`"slurm.task.id":"0"} -> 2 spans`, `"slurm.node.name":"c1"} -> 4 spans`, "step 0, task 0 of 4"} {
+		`"slurm.task.id":"0"} -> 2 spans`, `"slurm.node.name":"c1"} -> 4 spans`, "step 0, task 0 of 4",
+		// The Python job (demo-python.sh), on the releases whose nodes have the SDK and GPUs: TestDemo runs on those only.
+		"Jaeger holds 16 spans of the job (4 tasks)", `"nv.dl.rank":"2"} -> 4 spans (want 4)`, `"} -> 8 spans (want 8)`,
+		`{"nv.gpu.uuid":"GPU-`} {
 		if !strings.Contains(text, want) {
 			t.Errorf("demo output lacks %q", want)
 		}
 	}
-	if fi, err := os.Stat(png); err != nil || fi.Size() < 10000 {
-		t.Errorf("no screenshot at %s (%v)", png, err)
+	for _, png := range []string{png, filepath.Join(root, "build", "demo", "jaeger-python.png")} {
+		if fi, err := os.Stat(png); err != nil || fi.Size() < 10000 {
+			t.Errorf("no screenshot at %s (%v)", png, err)
+		}
 	}
 	page, err := os.ReadFile(dom)
 	if err != nil {

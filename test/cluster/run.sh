@@ -38,6 +38,12 @@ for v in "$@"; do
 		tee "build/cluster-test-$v-$profile.log" | grep -vE '^=== (RUN|PAUSE|CONT)'
 	rc=${PIPESTATUS[0]}
 	[ "$rc" -eq 0 ] || failed+=("$v $profile")
+	# The Python SDK's side of test/sdkinterop, in the node image of a
+	# release whose nodes have the SDK (test/slurm-docker/python.sh).
+	if slurm_supported "$v"; then
+		test/sdkinterop/python.sh "$v" 2>&1 | tee "build/sdkinterop-python-$v.log" | grep -vE '^=== RUN' ||
+			failed+=("$v Python SDK interop")
+	fi
 	# SchedMD's own tests of what a SPANK plugin may change (7.9 descriptors,
 	# 7.11 a plugin beside ours, 7.15 signals, 116.40 the environment), with
 	# the plugin off and on, on the newest release.

@@ -218,7 +218,8 @@ check "test_libs prints only the libraries" captures test_libs "$(printf '%s\n' 
 
 check "backend_inputs prints only the files" captures backend_inputs "$(printf '%s\n' \
 	"$host/scripts/task-prolog.sh" "$host/scripts/otlp-endpoint.sh" \
-	"$host/fake-repo/build/otelprobe/otel-probe-go" "$host/fake-repo/build/otelprobe/otel-probe-js.tar")" \
+	"$host/fake-repo/build/otelprobe/otel-probe-go" "$host/fake-repo/build/otelprobe/otel-probe-js.tar" \
+	"$host/fake-repo/test/pyjob/train.py" "$host/fake-repo/test/pyjob/launch.py")" \
 	'ensure_packages make; backend_inputs'
 
 check "jaeger_url prints only the address (docker installed on the way)" \

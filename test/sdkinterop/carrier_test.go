@@ -69,15 +69,20 @@ func TestSDKReadsFormattedValues(t *testing.T) {
 	}
 }
 
-// TestParseAgreesWithSDK checks that on canonical input our Parse and the
-// SDK's decoder read the same attributes.
-func TestParseAgreesWithSDK(t *testing.T) {
+// agreementInputs are the carriers, canonical or not, whose canonical
+// form our Parse and the SDKs must read alike.
+func agreementInputs() []string {
 	inputs := []string{""}
 	inputs = append(inputs, carriertest.Hostile...)
 	inputs = append(inputs, "slurm.job.id=42,slurm.job.name=train run,nv.dl.rank= 3 ,x=%E6%97%A5%zz+")
 	whole, _ := libcarrier.FormatStrings(carriertest.HostileAttributes())
-	inputs = append(inputs, whole)
-	for _, in := range inputs {
+	return append(inputs, whole)
+}
+
+// TestParseAgreesWithSDK checks that on canonical input our Parse and the
+// SDK's decoder read the same attributes.
+func TestParseAgreesWithSDK(t *testing.T) {
+	for _, in := range agreementInputs() {
 		parsed, _ := libcarrier.Parse(in)
 		canon, _ := libcarrier.FormatStrings(parsed)
 		ours, warns := libcarrier.Parse(canon)

@@ -41,12 +41,14 @@ ensure_nodejs_layer() {
 }
 
 # backend_inputs prints the files setup-node.sh installs for the backend:
-# the TaskProlog and, with the repository, the probes (make otelprobes).
+# the TaskProlog and, with the repository, the probes (make otelprobes) and
+# the Python job (test/pyjob).
 backend_inputs() {
 	printf '%s\n' "$here/task-prolog.sh" "$here/otlp-endpoint.sh"
 	[[ -f $repo/Makefile ]] || return 0
 	make -C "$repo" -s otelprobes >&2 || die "make -C $repo otelprobes failed"
-	printf '%s\n' "$repo/build/otelprobe/otel-probe-go" "$repo/build/otelprobe/otel-probe-js.tar"
+	printf '%s\n' "$repo/build/otelprobe/otel-probe-go" "$repo/build/otelprobe/otel-probe-js.tar" \
+		"$repo/test/pyjob/train.py" "$repo/test/pyjob/launch.py"
 }
 
 # ensure_jaeger_image makes $jaeger_image from make jaeger's static binary

@@ -60,3 +60,5 @@ job=$(sed -n 's/^job \([0-9]*\)$/\1/p' <<<"$out")
 [[ -n $job ]] || { echo "demo: the job printed no id" >&2; exit 1; }
 echo
 "$here/demo-jaeger.sh" "$slurm" "$job"
+echo
+"$here/demo-python.sh" "$slurm"

@@ -51,6 +51,11 @@ if [ -f "$src/otel-probe-js.tar" ]; then
 	chmod 0755 /usr/local/bin/otel-probe-js
 fi
 
+# The Python job (test/pyjob), where the node has the Python SDK (python.sh).
+for f in train.py launch.py; do
+	[ ! -f "$src/$f" ] || install -D -m 0644 "$src/$f" "$testdir/pyjob/$f"
+done
+
 # The image of the container jobs (containers.sh): pyxis's
 # --container-image=/srv/images/base.sqsh.
 [ ! -f "$src/base.sqsh" ] || install -D -m 0644 "$src/base.sqsh" /srv/images/base.sqsh

@@ -197,22 +197,26 @@ func LinesEnv(names []string, text string) []string {
 	return kv
 }
 
-// AddTaskSeeds adds to f the seeds of the fuzz targets that feed the
-// per-task computation hostile task environments (cgo's FuzzTaskEnv
-// through the library's export, test/sdkinterop's FuzzTaskEnvSDK through
-// the SDK's parser): each is the inherited carrier, the job id, the node
-// and the step id that [TaskFuzzEnv] builds a task from.
+// TaskSeeds are the seeds of the fuzz targets that feed the per-task
+// computation hostile task environments (cgo's FuzzTaskEnv through the
+// library's export, test/sdkinterop's FuzzTaskEnvSDK through the Go SDK's
+// parser, and its Python SDK check, which reads them without a fuzz
+// target): each is the inherited carrier, the job id, the node and the step
+// id that [TaskFuzzEnv] builds a task from.
+var TaskSeeds = [...][4]string{
+	{"user.team=ml%2Cinfra", "77", "c1", "0"},
+	{"a=1,,b = 2 ,c=%", "", "", ""},
+	{"slurm.ntasks=x,slurm.job.id=9", "77_3", "c\xff", ""},
+	{"k=\xff", "1", "n", "1"},
+	{"=,=,,", "-1", "", "batch"},
+	{"a=%zz%2", "007", "node with spaces", "0"},
+	{"x=a+b%20c,y=%E6%97%A5", "1", "c\t1", "2"},
+	{strings.Repeat("k=v,", 1000), "1", "c1", "0"},
+}
+
+// AddTaskSeeds adds [TaskSeeds] to f.
 func AddTaskSeeds(f *testing.F) {
-	for _, seed := range [...][4]string{
-		{"user.team=ml%2Cinfra", "77", "c1", "0"},
-		{"a=1,,b = 2 ,c=%", "", "", ""},
-		{"slurm.ntasks=x,slurm.job.id=9", "77_3", "c\xff", ""},
-		{"k=\xff", "1", "n", "1"},
-		{"=,=,,", "-1", "", "batch"},
-		{"a=%zz%2", "007", "node with spaces", "0"},
-		{"x=a+b%20c,y=%E6%97%A5", "1", "c\t1", "2"},
-		{strings.Repeat("k=v,", 1000), "1", "c1", "0"},
-	} {
+	for _, seed := range TaskSeeds {
 		f.Add(seed[0], seed[1], seed[2], seed[3])
 	}
 }
