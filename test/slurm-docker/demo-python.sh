@@ -69,20 +69,18 @@ for r in [head, tuple("-" * w for w in width)] + rows:
 if n != int(sys.argv[2]):
     sys.exit(f"demo: Jaeger has {n} spans of the Python job, want {sys.argv[2]}")
 PY
-gpu=$(python3 -c '
+# rank2_tag KEY: the value of KEY in the resource of rank 2's spans.
+rank2_tag() {
+	python3 -c '
 import json, sys
 for t in json.load(sys.stdin)["data"]:
     for p in t["processes"].values():
         tags = {x["key"]: str(x["value"]) for x in p["tags"]}
         if tags.get("nv.dl.rank") == "2":
-            print(tags["nv.gpu.uuid"]); sys.exit()' <<<"$json")
-node=$(python3 -c '
-import json, sys
-for t in json.load(sys.stdin)["data"]:
-    for p in t["processes"].values():
-        tags = {x["key"]: str(x["value"]) for x in p["tags"]}
-        if tags.get("nv.dl.rank") == "2":
-            print(tags["slurm.node.name"]); sys.exit()' <<<"$json")
+            print(tags[sys.argv[1]]); sys.exit()' "$1" <<<"$json"
+}
+gpu=$(rank2_tag nv.gpu.uuid)
+node=$(rank2_tag slurm.node.name)
 echo
 echo "Found in Jaeger (service $service) by the job, by rank, by node and by the GPU rank 2 used:"
 found() {
