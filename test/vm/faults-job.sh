@@ -11,7 +11,7 @@ shift
 job_cg=/sys/fs/cgroup$(sed -n 's|^0::\(.*\)/step_[^/]*/.*|\1|p' /proc/self/cgroup)
 mkdir -p "$out"
 for f in "$@"; do
-	srun -n1 --export=ALL,SPANK_OTEL_TEST_FAULT="$f",OTEL_RESOURCE_ATTRIBUTES=user.carrier=1 \
+	OTEL_RESOURCE_ATTRIBUTES=user.carrier=1 srun -n1 --export=ALL,SPANK_OTEL_TEST_FAULT="$f" \
 		-o "$out/$f.task" bash -c 'echo "STEP=$SLURM_STEP_ID"; echo "OTEL=${OTEL_RESOURCE_ATTRIBUTES:-}"'
 	echo $? >"$out/$f.rc"
 done
