@@ -268,8 +268,9 @@ check_pagecache() {
 # 64 MiB, past the helper's own bound (RLIMIT_DATA, spank/membound.h).
 # The docker cluster's test has each allocate 5 MiB in the first case:
 # in the VM, 2 of 8 such helpers once died at their own bound (the Go
-# runtime's sweep asked for metadata over the 8 MiB of the call), which
-# the first case counts as a failure (docs/testing.md).
+# runtime's sweep asked for metadata over the 8 MiB of the call; 1 step
+# of 8 tried, 2 helpers of 64), which the first case counts as a failure
+# (docs/testing.md).
 overlap_cases="written:140:2 refused:80:5 bound:140:64"
 
 # overlap_job OPT: one job of overlap-job.sh's three steps with srun's
