@@ -17,6 +17,9 @@ setup() {
 	mount -t proc proc /proc
 	mount -t sysfs sysfs /sys
 	mkdir -p /dev/pts /dev/shm
+	# What udev or systemd would make: bash's process substitution
+	# needs /dev/fd.
+	[ -e /dev/fd ] || ln -s /proc/self/fd /dev/fd
 	mount -t devpts devpts /dev/pts
 	mount -t tmpfs -o mode=1777 tmpfs /dev/shm
 	mount -t tmpfs -o mode=0755 tmpfs /run

@@ -19,7 +19,7 @@
 # Environment:
 #   SPANK_OTEL_VM_IMAGE    the node image (default spank-otel-slurm:26.05,
 #                          with -$SPANK_OTEL_INSTANCE when that is set)
-#   SPANK_OTEL_VM_TIMEOUT  seconds the VM may run (default 900)
+#   SPANK_OTEL_VM_TIMEOUT  seconds the VM may run (default 1800)
 #   SPANK_OTEL_CACHE       cache directory (/var/cache/spank-otel); the
 #                          kernel, busybox and the root disk are in vm/
 #   SPANK_OTEL_VM_CHECKS   checks to run (default: all of checks.sh)
@@ -36,7 +36,7 @@ repo=$(cd "$here/../.." && pwd)
 cache=${SPANK_OTEL_CACHE:-/var/cache/spank-otel}/vm
 out=$repo/build/vm
 image=${SPANK_OTEL_VM_IMAGE:-spank-otel-slurm:26.05${SPANK_OTEL_INSTANCE:+-$SPANK_OTEL_INSTANCE}}
-timeout=${SPANK_OTEL_VM_TIMEOUT:-900}
+timeout=${SPANK_OTEL_VM_TIMEOUT:-1800}
 # The drivers the initramfs loads, Debian builds them as modules: those
 # that reach the disks (ext4 asks for crc32c through the crypto API, a
 # soft dependency, which the generic module provides on any CPU), and
@@ -174,7 +174,7 @@ data_disk() {
 	local kdir=$1 d=$out/data
 	rm -rf "$d"
 	mkdir -p "$d/out"
-	install -m 0755 "$here/init.sh" "$here/checks.sh" "$here/memory-job.sh" "$kdir/busybox" "$d/"
+	install -m 0755 "$here/init.sh" "$here/checks.sh" "$here/memory-job.sh" "$here/pagecache-job.sh" "$here/overlap-job.sh" "$here/faults-job.sh" "$kdir/busybox" "$d/"
 	install -m 0644 "$here/slurm-vm.conf" "$here/cgroup.conf" "$here/gres.conf" "$d/"
 	install -m 0644 "$repo/test/slurm-docker/entrypoint.sh" "$d/entrypoint.sh"
 	install -m 0644 "$repo/test/slurm-docker/slurm.conf" "$d/slurm-common.conf"
