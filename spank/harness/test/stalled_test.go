@@ -85,7 +85,8 @@ func processesNaming(s string) []string {
 // file, within its own timeout, and nothing is left once the file system
 // answers again.
 func TestNodeFilesStalled(t *testing.T) {
-	harness := need(t, "harness")
+	l := newLab(t)
+	harness := l.harness
 	pci := []string{"0000:1b:00.0", "0000:2b:00.0"}
 	for _, hung := range []string{
 		"/proc/driver/nvidia/gpus/" + pci[1] + "/information",
@@ -131,7 +132,9 @@ func TestNodeFilesStalled(t *testing.T) {
 			// A task of such a step: the library is handed the stalled
 			// record and reads nothing of the node.
 			start = time.Now()
-			r := run(nil, harness, "--lib", need(t, "real"), "--node-files", root, "--env-file", env, "--timeout", "1000")
+			// The lab's copy: the checkout may sit below a directory others can
+			// write (mktemp -d in /tmp), which the library's path rule refuses.
+			r := run(nil, harness, "--lib", l.lib(t, "real"), "--node-files", root, "--env-file", env, "--timeout", "1000")
 			took = time.Since(start)
 			r.expect(t, 0, `^rc=1$`, `^value=.*slurm\.job\.id=7`, `!^value=.*nv\.gpu\.`,
 				`no GPU UUIDs: .*reading `+regexp.QuoteMeta(hung)+` did not finish within the plugin's timeout`,
