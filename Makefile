@@ -90,13 +90,13 @@ cli: $(BUILD)/spank-otel
 # time in every task grows with the pages the loader has to map and relocate.
 $(BUILD)/libspankotel.so: $(GO_SOURCES) golib.mk
 	@mkdir -p $(BUILD)
-	CGO_ENABLED=1 $(GO) build $(GOFLAGS_BUILD) -buildmode=c-shared -ldflags='$(GO_LIB_LDFLAGS)' -o $@ ./cgo
+	$(GO_LIB_ENV) $(GO) build $(GOFLAGS_BUILD) -buildmode=c-shared -ldflags='$(GO_LIB_LDFLAGS)' -o $@ ./cgo
 	@rm -f $(BUILD)/libspankotel.h
 
 # The library with its call skipped (cgo/loadonly.go), for make bench only.
 $(BUILD)/bench/libspankotel-loadonly.so: $(GO_SOURCES) golib.mk
 	@mkdir -p $(dir $@)
-	CGO_ENABLED=1 $(GO) build $(GOFLAGS_BUILD) -tags spankotel_loadonly -buildmode=c-shared -ldflags='$(GO_LIB_LDFLAGS)' -o $@ ./cgo
+	$(GO_LIB_ENV) $(GO) build $(GOFLAGS_BUILD) -tags spankotel_loadonly -buildmode=c-shared -ldflags='$(GO_LIB_LDFLAGS)' -o $@ ./cgo
 	@rm -f $(basename $@).h
 
 $(BUILD)/spank-otel: $(GO_SOURCES)

@@ -24,6 +24,21 @@ endif
 export GO_LIB_EXTLDFLAGS
 GO_LIB_LDFLAGS := -s -w$(if $(GO_LIB_EXTLDFLAGS), -extldflags=$(GO_LIB_EXTLDFLAGS))
 
+# The helper never collects (gc=off, cgo/runtime.go), so which collector
+# the library has matters only for what starting it costs. Go 1.26's
+# default one keeps the mark bits of a span of small objects in the span's
+# last bytes, so every new span costs a page fault for bits nothing reads
+# here; the other keeps them together. A fault costs tens of microseconds
+# in a virtual machine, and a task's call takes several new spans (figures:
+# docs/performance.md, "Which GPU"). Used while the toolchain offers it;
+# probed once, exported to spank/ as the flags above are.
+ifeq ($(origin GO_LIB_GOEXPERIMENT),undefined)
+GO_LIB_GOEXPERIMENT := $(shell GOEXPERIMENT=nogreenteagc $(or $(GO),go) env GOEXPERIMENT >/dev/null 2>&1 && echo nogreenteagc)
+endif
+export GO_LIB_GOEXPERIMENT
+# The environment of a go build of a c-shared library.
+GO_LIB_ENV := CGO_ENABLED=1$(if $(GO_LIB_GOEXPERIMENT), GOEXPERIMENT=$(GO_LIB_GOEXPERIMENT))
+
 # The test libraries (the empty one, the fault library) include
 # cgo/contract.h from outside their package directory, which the go
 # command's build cache does not hash: the header's checksum in CGO_CFLAGS,

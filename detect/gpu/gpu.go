@@ -259,7 +259,7 @@ func (f *nodeFacts) read(fsys FS, confDir, node string) error {
 //
 //go:noinline
 func admittedGPUs(fsys FS, gpus []driverGPU) ([]*driverGPU, bool, error) {
-	var admitted []*driverGPU
+	admitted := make([]*driverGPU, 0, len(gpus))
 	for i := range gpus {
 		name := "/dev/nvidia" + strconv.FormatUint(uint64(gpus[i].minor), 10)
 		ok, err := fsys.Usable(name)

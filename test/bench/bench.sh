@@ -251,7 +251,12 @@ fi
 # what the batch script inherited from the plugin, as a task of a training
 # job's srun does. The harness reads the node's files once, as the plugin's
 # user_init does for each step (--node-files /), and every helper gets
-# them; what that read costs per step is printed after the ratios.
+# them; what that read costs per step is printed after the ratios. Every
+# timed helper runs in a device cgroup that admits what that task's own
+# cgroup admitted (its devices.list, copied from the step), so that the
+# search asks the kernel and answers as it does in the job: in the
+# container's cgroup every GPU of the node is admitted, more than the
+# task's two, and the search would time its refusal instead.
 gpu_ratio=- gpu_noise=-
 if want 1g; then
 node_rounds=$(( ${BENCH_NODE_FORKS:-1200} / batch ))
@@ -259,11 +264,18 @@ say "1g. per-task cost on node c1 of the Slurm $slurm cluster (4 fake GPUs), a t
 test/slurm-docker/cluster up --slurm "$slurm" >/dev/null
 on_c1() { test/slurm-docker/cluster exec --slurm "$slurm" --node c1 --root -- "$@"; }
 stage=$(mktemp -d)
-test/slurm-docker/cluster exec --slurm "$slurm" -- bash -c 'cd /shared && rm -f bench-task.env &&
+# The task writes its environment and its device cgroup's list.
+test/slurm-docker/cluster exec --slurm "$slurm" -- bash -c 'cd /shared && rm -f bench-task.env bench-devices.list &&
+	printf "%s\n" "#!/bin/sh" "env > /shared/bench-task.env" \
+		"cat /sys/fs/cgroup/devices\$(sed -n \"s/^[0-9]*:devices://p\" /proc/self/cgroup)/devices.list > /shared/bench-devices.list" > bench-task.sh &&
+	chmod 755 bench-task.sh &&
 	sbatch --wait --quiet -N1 -w c1 --gres=gpu:2 --mem=128M -o /dev/null \
-		--wrap "srun --otel-attrs=off --mem=64M env > /shared/bench-task.env" && cat bench-task.env' > "$stage/env.gpu" || true
+		--wrap "srun --otel-attrs=off --mem=64M /shared/bench-task.sh" && cat bench-task.env' > "$stage/env.gpu" || true
+test/slurm-docker/cluster exec --slurm "$slurm" -- cat /shared/bench-devices.list > "$stage/devices.list" || true
 grep -q '^SLURM_STEP_GPUS=' "$stage/env.gpu" && grep -q '^OTEL_RESOURCE_ATTRIBUTES=.*slurm.job.id=' "$stage/env.gpu" ||
 	{ echo "bench: the batch job's task names no GPUs or has no carrier from the batch script" >&2; exit 1; }
+[ "$(grep -c '^c 195:' "$stage/devices.list")" -ge 1 ] && ! grep -q '^a ' "$stage/devices.list" ||
+	{ echo "bench: the task's device cgroup on c1 (cgroup v1's devices.list) admits no GPU or every device" >&2; exit 1; }
 grep -v -E '^(CUDA_VISIBLE_DEVICES|SLURM_STEP_GPUS|GPU_DEVICE_ORDINAL|SLURM_GPUS_ON_NODE)=' "$stage/env.gpu" > "$stage/env.none"
 node_names=(ours loadonly emptygo emptygo2)
 for name in "${node_names[@]}"; do
@@ -274,8 +286,13 @@ cp "$harness" test/bench/interleave.sh "$stage/"
 dir=/var/cache/spank-otel-bench
 tar -C "$stage" -c --owner=0 --group=0 . | on_c1 sh -c "rm -rf $dir && install -d -m 0755 $dir && tar -x -o -C $dir"
 rm -rf "$stage"
+# in_task_devices CMD...: CMD in a device cgroup of c1 that admits what
+# the task's did (v1: deny all, then allow each line of its list).
+devcg=/sys/fs/cgroup/devices/spank-otel-bench
+on_c1 sh -c "mkdir -p $devcg && echo a > $devcg/devices.deny && while read -r l; do echo \"\$l\" > $devcg/devices.allow; done < $dir/devices.list"
+in_task_devices() { on_c1 sh -c 'echo $$ > '"$devcg"'/cgroup.procs && exec "$@"' sh "$@"; }
 show "cluster exec --node c1 -- env HARNESS_OPTS='--node-files /' interleave.sh spank-otel-harness DIR <env of srun in sbatch --gres=gpu:2 on c1> $node_rounds $batch $copies ${node_names[*]}"
-on_c1 env HARNESS_OPTS="--node-files /" "$dir/interleave.sh" "$dir/spank-otel-harness" "$dir" "$dir/env.gpu" "$node_rounds" "$batch" "$copies" "${node_names[@]}" > "$tmp/node"
+in_task_devices env HARNESS_OPTS="--node-files /" "$dir/interleave.sh" "$dir/spank-otel-harness" "$dir" "$dir/env.gpu" "$node_rounds" "$batch" "$copies" "${node_names[@]}" > "$tmp/node"
 printf '%-10s %8s %8s %8s %8s\n' library p50_us p90_us p99_us p99.9_us
 for name in "${node_names[@]}"; do
 	read -r p50 p90 p99 p999 < <(awk -v n="$name" '$1 == n { print $2 }' "$tmp/node" | percentiles /dev/stdin)
@@ -293,16 +310,21 @@ faults "$tmp/node" ours loadonly emptygo
 # the same task without its GPU variables; and what the records cost the
 # step parent, once per step.
 show "cluster exec --node c1 -- spank-otel-harness --lib ours --env-file ENV [--node-files /]   (×$stage_runs each, interleaved; the helper's debug line)"
-on_c1 bash -c 'for ((r = 0; r < '"$stage_runs"'; r++)); do for e in gpu gpu-node none; do
+in_task_devices bash -c 'for ((r = 0; r < '"$stage_runs"'; r++)); do for e in gpu gpu-node none; do
 	files="--node-files /"; [ "$e" = gpu-node ] && files=
 	"$0/spank-otel-harness" $files --lib "$0/ours.$((r % '"$copies"')).so" --env-file "$0/env.${e%-node}" 2>&1 |
-		sed -n -e "s/.*, call \([0-9]*\) us\$/$e \1/p" -e "s/^node_files=[0-9]* bytes=[0-9]* read_us=\([0-9]*\)\$/read \1/p"; done; done' "$dir" > "$tmp/node.calls"
+		sed -n -e "s/.*, call \([0-9]*\) us\$/$e \1/p" -e "s/^node_files=[0-9]* bytes=[0-9]* read_us=\([0-9]*\)\$/read \1/p" \
+			-e "s/^value=.*nv\.gpu\.count=\([0-9]*\).*/$e-gpus \1/p"; done; done' "$dir" > "$tmp/node.calls"
+# What is timed must be the search that answers: each task given GPUs
+# got its two, as in the job.
+[ "$(grep -c -x 'gpu-gpus 2' "$tmp/node.calls")" -eq "$stage_runs" ] && [ "$(grep -c -x 'gpu-node-gpus 2' "$tmp/node.calls")" -eq "$stage_runs" ] ||
+	{ echo "bench: not every timed task given GPUs got nv.gpu.count=2 on c1" >&2; exit 1; }
 printf 'call, median: a task given 2 GPUs %s us (%s us reading the node itself), the same task without GPUs %s us\n' \
 	"$(awk '$1 == "gpu" { print $2 }' "$tmp/node.calls" | median)" "$(awk '$1 == "gpu-node" { print $2 }' "$tmp/node.calls" | median)" \
 	"$(awk '$1 == "none" { print $2 }' "$tmp/node.calls" | median)"
 printf "the step parent's read of the node's files, once per step, median: %s us\n" \
 	"$(awk '$1 == "read" { print $2 }' "$tmp/node.calls" | median)"
-on_c1 rm -rf "$dir"
+on_c1 sh -c "rm -rf $dir && rmdir $devcg"
 fi
 
 echo
