@@ -19,7 +19,8 @@
 #                    the node image of SLURM (test/sdkinterop/python.sh; root,
 #                    docker; make test runs it in cluster-test)
 #
-# SLURM picks the release of demo, ctest, deb, rpm and shim (default 26.05);
+# SLURM picks the release of demo, ctest, deb, rpm and shim (default: the
+# newest release SchedMD supports, packaging/releases.tsv);
 # SLURM_INCLUDE=/dir/with/slurm/spank.h builds deb, rpm and shim against a
 # site's own headers of that release instead of fetching them.
 #
@@ -32,13 +33,13 @@ export PATH := /usr/local/go/bin:$(PATH)
 
 GO        ?= go
 VERSION   ?= 0.1.0
-SLURM     ?= 26.05
-# The cluster tests: the releases Debian ships (22.05, 24.11, 26.05) and 25.11,
-# built from SchedMD's source (packaging/slurm-source.sh).
-SLURMS    ?= 22.05 24.11 25.11 26.05
-# The releases whose packages make test builds and tests: those SchedMD
-# supports.
-PACKAGE_SLURMS ?= 25.11 26.05
+# The release table (packaging/releases.tsv): the releases the cluster
+# tests (every one), those whose packages make test builds and tests (the
+# ones SchedMD supports), and the default release (the newest of those).
+releases = $(shell awk -F'\t' '!/^\#/ && NF >= 4 $(1) { print $$1 }' packaging/releases.tsv)
+SLURMS    ?= $(call releases)
+PACKAGE_SLURMS ?= $(call releases,&& $$4 == "yes")
+SLURM     ?= $(lastword $(PACKAGE_SLURMS))
 BUILD     := build
 PLUGINDIR ?= /usr/lib/x86_64-linux-gnu/slurm-wlm
 DEFAULT_LIB ?= $(PLUGINDIR)/libspankotel.so
@@ -56,7 +57,7 @@ GO_SOURCES := $(shell find . -name '*.go' -not -path './build/*' -not -path './t
 GO_MODULES := $(shell find . -name go.mod -not -path './build/*' -not -path './vendor/*' -printf '%h\n' | sort)
 C_SOURCES  := $(wildcard spank/*.c spank/*.h spank/*.map spank/Makefile) cgo/contract.h
 
-# Host packages the targets need, as [command=]package (common.sh:
+# Host packages the targets need, as [command=]package (host.sh:
 # ensure_packages): installed when the command is missing. make deb and make
 # rpm ask only for what building their package takes, so that a site's own
 # build machine (an RPM distribution, where nothing is missing) needs
@@ -72,16 +73,17 @@ FUSE_PACKAGES := pkg-config=pkgconf /usr/include/fuse3/fuse_lowlevel.h=libfuse3-
 BACKEND_PACKAGES := npm chromium curl /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf=fonts-dejavu-core
 
 .PHONY: all lib cli shim probe headers testlibs deb rpm install man deps dockerd unit ctest package-test package-test-one gpu-selftest \
+        check-artifacts slurm-next glibc-floor \
         cluster-test test demo bench clean jaeger otelprobes backend-deps host-test purge-host slurm-testsuite \
         vm-test py-interop
 
 all: lib cli
 
 deps:
-	@. packaging/lib/common.sh && ensure_packages $(HOST_PACKAGES)
+	@. packaging/lib/host.sh && ensure_packages $(HOST_PACKAGES)
 
 dockerd: deps
-	@. packaging/lib/common.sh && ensure_dockerd
+	@. packaging/lib/host.sh && ensure_dockerd
 
 lib: $(BUILD)/libspankotel.so
 cli: $(BUILD)/spank-otel
@@ -182,12 +184,12 @@ $(OTELPROBE)/otel-probe-js.tar: test/otelprobe/js/package.json test/otelprobe/js
 	tar -C $(OTELPROBE)/js --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -cf $@ .
 
 backend-deps: deps
-	@. packaging/lib/common.sh && ensure_packages $(BACKEND_PACKAGES)
+	@. packaging/lib/host.sh && ensure_packages $(BACKEND_PACKAGES)
 
 # The Debian package: debian/ built with dpkg-buildpackage in a copy of the
 # tree (packaging/deb/build.sh).
 deb:
-	@. packaging/lib/common.sh && ensure_packages $(DEB_PACKAGES)
+	@. packaging/lib/host.sh && ensure_packages $(DEB_PACKAGES)
 	packaging/deb/build.sh --slurm $(SLURM) --out $(BUILD)/deb --version $(VERSION) \
 	  $(if $(SITE_INCLUDE),--include $(SITE_INCLUDE))
 
@@ -196,6 +198,21 @@ deb:
 # plugin's and the library's mode: 0644 on Debian (Policy 10.2: shared
 # objects that are not executables are not executable), 0755 in the RPM, as
 # rpm's dependency and debuginfo generators expect of shared objects.
+# What the package recipes ask the Makefile (debian/rules, the RPM spec:
+# they call nothing else). check-artifacts fails unless the built files are
+# what the packages claim: a SPANK plugin of SLURM's release, the library
+# with its two entry points, an executable. slurm-next prints the first
+# release after SLURM, the bound of a package's Slurm dependency;
+# glibc-floor prints the glibc version the library needs beyond its
+# symbols' (2.36 for packed relocations, golib.mk), or nothing.
+check-artifacts:
+	@bash -c '. packaging/lib/common.sh && check_artifacts "$$@"' check-artifacts $(SLURM) \
+	  $(BUILD)/$(SLURM)/spank_otel.so $(BUILD)/libspankotel.so $(BUILD)/spank-otel
+slurm-next:
+	@bash -c '. packaging/lib/common.sh && slurm_next_minor "$$1"' slurm-next $(SLURM)
+glibc-floor:
+	@bash -c '. packaging/lib/common.sh && { ! needs_relr_glibc "$$1" || echo 2.36; }' glibc-floor $(or $(LIB),$(BUILD)/libspankotel.so)
+
 DESTDIR ?=
 BINDIR  ?= /usr/bin
 DATADIR ?= /usr/share/spank-otel
@@ -213,7 +230,7 @@ install: lib cli shim probe man
 	chmod 0644 $(DESTDIR)$(DATADIR)/plugstack.conf.example
 
 rpm:
-	@. packaging/lib/common.sh && ensure_packages $(RPM_PACKAGES)
+	@. packaging/lib/host.sh && ensure_packages $(RPM_PACKAGES)
 	packaging/rpm/build.sh --slurm $(SLURM) --version $(VERSION) --topdir $(BUILD)/rpm \
 	  $(if $(SITE_INCLUDE),--include $(SITE_INCLUDE))
 
@@ -245,7 +262,7 @@ unit:
 # into a build directory of that release's own (make notices no header change
 # from another release: their files are older than the objects).
 ctest: lib headers
-	@. packaging/lib/common.sh && ensure_packages $(FUSE_PACKAGES) strace
+	@. packaging/lib/host.sh && ensure_packages $(FUSE_PACKAGES) strace
 	$(MAKE) -C spank test SLURM_INCLUDE=$(abspath $(BUILD)/slurm-headers/$(SLURM)/usr/include) \
 	  BUILD=$(abspath $(BUILD))/ctest-$(SLURM) REAL=$(abspath $(BUILD)/libspankotel.so)
 
@@ -261,7 +278,7 @@ package-test-one: deps
 	packaging/rpm/test.sh $$(ls -t $(BUILD)/rpm/RPMS/*/slurm-spank-otel-*.sl$(subst .,,$(SLURM)).*.rpm | head -n1)
 
 cluster-test: dockerd cli backend-deps
-	@. packaging/lib/common.sh && ensure_packages $(FUSE_PACKAGES)
+	@. packaging/lib/host.sh && ensure_packages $(FUSE_PACKAGES)
 	@mkdir -p $(BUILD)
 	test/cluster/run.sh $(SLURMS)
 
@@ -282,7 +299,7 @@ slurm-testsuite: dockerd cli backend-deps
 # come with apt-get download into /var/cache/spank-otel/vm (not installed).
 VM_PACKAGES := qemu-system-x86_64=qemu-system-x86 mkfs.ext4=e2fsprogs debugfs=e2fsprogs cpio
 vm-test: dockerd backend-deps
-	@. packaging/lib/common.sh && ensure_packages $(VM_PACKAGES)
+	@. packaging/lib/host.sh && ensure_packages $(VM_PACKAGES)
 	test/slurm-docker/cluster build --slurm 26.05
 	test/vm/run.sh
 

@@ -7,7 +7,7 @@
 #
 # VERSION is a Slurm major.minor (25.11). The archive is the one
 # packaging/third-party.tsv names, found or downloaded and checked by
-# common.sh's third_party_archive. A missing archive is an error that names
+# host.sh's third_party_archive. A missing archive is an error that names
 # the file.
 #
 # The build runs in a Debian chroot (debootstrap from the host's configured
@@ -22,8 +22,8 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/.." && pwd)
-# shellcheck source=packaging/lib/common.sh
-. "$here/lib/common.sh"
+# shellcheck source=packaging/lib/host.sh
+. "$here/lib/host.sh"
 
 parse_options "" "$@"
 [ ${#args[@]} -eq 1 ] || script_usage

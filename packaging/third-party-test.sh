@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# third-party-test.sh: third_party_archive (packaging/lib/common.sh) on
+# third-party-test.sh: third_party_archive (packaging/lib/host.sh) on
 # every route, against an upstream made here and served from loopback
 # (no GitHub): a mirror, the upstream address, the cache, the offline
 # folder; an archive whose contents differ; a mirror that does not answer;
@@ -8,8 +8,8 @@
 # any failure.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
-# shellcheck source=lib/common.sh
-. "$top/packaging/lib/common.sh"
+# shellcheck source=lib/host.sh
+. "$top/packaging/lib/host.sh"
 ensure_packages curl git python3
 tmp=$(mktemp -d)
 servers=()
@@ -138,6 +138,6 @@ unset SPANK_OTEL_THIRD_PARTY_MANIFEST
 while IFS=$'\t' read -r file _; do
 	[[ $file == \#* || -z $file ]] && continue
 	check "packaging/third-party.tsv: $file has the contents it names" \
-		bash -c '. "$1"; third_party_archive "$2" >/dev/null' _ "$top/packaging/lib/common.sh" "$file"
+		bash -c '. "$1"; third_party_archive "$2" >/dev/null' _ "$top/packaging/lib/host.sh" "$file"
 done <"$top/packaging/third-party.tsv"
 exit "$fail"

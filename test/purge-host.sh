@@ -28,8 +28,8 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/.." && pwd)
-# shellcheck source=../packaging/lib/common.sh
-. "$repo/packaging/lib/common.sh"
+# shellcheck source=../packaging/lib/host.sh
+. "$repo/packaging/lib/host.sh"
 
 dry_run='' keep_tool_caches=''
 parse_options "dry-run keep-tool-caches" "$@"

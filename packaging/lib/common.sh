@@ -1,9 +1,11 @@
 # Shell helpers shared by the packaging scripts, the Makefile and the test
 # cluster (test/slurm-docker/cluster). Sourced, never run.
 #
-# Nothing here changes the host, except ensure_packages and ensure_dockerd:
-# otherwise Debian's archive is read through a private apt configuration
-# whose lists, cache and dpkg status live in a directory the caller owns.
+# Nothing here changes the host or downloads anything: what does
+# (apt, dockerd, the ledger, the upstream archives) is in host.sh, which
+# only the development targets source. Debian's archive is read through
+# a private apt configuration whose lists, cache and dpkg status live in
+# a directory the caller owns.
 
 # die prints a message to stderr and ends the script.
 die() {
@@ -74,148 +76,50 @@ need() {
 	done
 }
 
+# slurm_releases prints the rows of packaging/releases.tsv (the release
+# table; SPANK_OTEL_RELEASES for tests) whose column COLUMN (suite, source,
+# supported) is VALUE, or all of them, one release a line, in the
+# table's order.
+slurm_releases() {
+	local table=${SPANK_OTEL_RELEASES:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/releases.tsv}
+	awk -F'\t' -v col="${1:-}" -v val="${2:-}" '
+		/^#/ || NF < 4 { next }
+		col == "" || (col == "suite" && $2 == val) || (col == "source" && $3 == val) ||
+			(col == "supported" && $4 == val) { print $1 }' "$table"
+}
+
+# slurm_field RELEASE COLUMN prints that column of RELEASE's row, or fails
+# for a release the table does not name.
+slurm_field() {
+	local table=${SPANK_OTEL_RELEASES:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/releases.tsv}
+	awk -F'\t' -v r="$1" -v col="$2" '
+		/^#/ || NF < 4 || $1 != r { next }
+		{ print (col == "suite" ? $2 : col == "source" ? $3 : $4); found = 1 }
+		END { exit !found }' "$table"
+}
+
 # slurm_suite maps a Slurm major.minor to the Debian suite that ships it.
 slurm_suite() {
-	case "$1" in
-	22.05) echo bookworm ;;
-	24.11) echo trixie ;;
-	26.05) echo sid ;;
-	*) return 1 ;;
-	esac
+	[ "$(slurm_field "$1" source)" = debian ] && slurm_field "$1" suite
 }
 
-# Slurm releases no Debian suite ships, built from SchedMD's source archive
-# (packaging/slurm-source.sh) on the Debian suite given here.
+# slurm_source_suite maps a release no Debian suite ships, built from
+# SchedMD's source archive (packaging/slurm-source.sh), to the Debian
+# suite it is built on.
 slurm_source_suite() {
-	case "$1" in
-	25.11) echo trixie ;;
-	*) return 1 ;;
-	esac
+	[ "$(slurm_field "$1" source)" = schedmd ] && slurm_field "$1" suite
 }
 
-# slurm_supported succeeds for the releases SchedMD supports (25.11 to May
-# 2027, 26.05): what the test cluster runs with the site profile. The others
-# a Debian suite still ships (22.05 bookworm, 24.11 trixie) run the basic
-# profile.
-slurm_supported() {
-	case "$1" in
-	25.11 | 26.05) return 0 ;;
-	*) return 1 ;;
-	esac
-}
+# slurm_supported succeeds for the releases SchedMD supports: what the test
+# cluster runs with the site profile. The others run the basic profile.
+slurm_supported() { [ "$(slurm_field "$1" supported)" = yes ]; }
 
 # slurm_source_releases lists the releases slurm_source_suite knows.
-slurm_source_releases() { echo 25.11; }
+slurm_source_releases() { slurm_releases source schedmd; }
 
-# third_party_dir prints the folder of upstream source archives: the
-# project's ../shared/third_party, or SPANK_OTEL_THIRD_PARTY.
-third_party_dir() {
-	local repo
-	repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-	echo "${SPANK_OTEL_THIRD_PARTY:-$(dirname "$repo")/shared/third_party}"
-}
-
-# third_party_manifest prints the file naming each upstream source
-# (packaging/third-party.tsv; SPANK_OTEL_THIRD_PARTY_MANIFEST for tests).
-third_party_manifest() {
-	echo "${SPANK_OTEL_THIRD_PARTY_MANIFEST:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/third-party.tsv}"
-}
-
-# archive_tree FILE PATHS prints the git tree id of the contents of the
-# archive FILE, its one top directory stripped, keeping only PATHS (comma-
-# separated; "-" for all): the same for a `git archive` and GitHub's
-# download of one tag.
-archive_tree() {
-	local file=$1 paths=$2 tmp src p tree
-	tmp=$(mktemp -d "${TMPDIR:-/tmp}/spank-otel-tree.XXXXXX")
-	mkdir "$tmp/x"
-	if ! tar -xzf "$file" -C "$tmp/x" 2>/dev/null; then
-		rm -rf "$tmp"
-		return 1
-	fi
-	src=$tmp/x
-	shopt -s dotglob nullglob
-	local top=("$tmp/x"/*)
-	shopt -u dotglob nullglob
-	[ ${#top[@]} -ne 1 ] || [ ! -d "${top[0]}" ] || src=${top[0]}
-	if [ "$paths" != - ]; then
-		mkdir "$tmp/kept"
-		for p in ${paths//,/ }; do
-			[ -e "$src/$p" ] && cp -a "$src/$p" "$tmp/kept/"
-		done
-		src=$tmp/kept
-	fi
-	tree=$(GIT_DIR=$tmp/git GIT_WORK_TREE=$src sh -c 'git init -q && git add -A -f && git write-tree' 2>/dev/null) || tree=''
-	rm -rf "$tmp"
-	[ -n "$tree" ] && echo "$tree"
-}
-
-# third_party_needed prints every archive of the manifest, one a line:
-# file, project, ref, and where it is downloaded from.
-third_party_needed() {
-	awk -F'\t' '!/^#/ && NF >= 5 { printf "  %s (%s %s): %s\n", $1, $2, $3, $4 }' "$(third_party_manifest)"
-}
-
-# third_party_archive GLOB prints the path of the one upstream archive of
-# the manifest whose name matches GLOB, after checking that its contents
-# are that upstream ref's (its git tree id). It looks in
-# SPANK_OTEL_THIRD_PARTY when set (the offline route, which wins), else in
-# ../shared/third_party, then in the cache; otherwise it downloads the
-# archive into the cache from SPANK_OTEL_MIRROR/<file> when set, else from
-# its upstream address. A missing archive that cannot be had, or one whose
-# contents differ, is an error naming it.
-third_party_archive() {
-	local glob=$1 manifest row file project ref url tree paths dir cache got from err
-	manifest=$(third_party_manifest)
-	[ -f "$manifest" ] || die "missing $manifest, which names the upstream archives"
-	row=$(awk -F'\t' -v g="$glob" '!/^#/ && NF >= 5 { n = g; gsub(/\./, "\\.", n); gsub(/\*/, ".*", n); gsub(/\?/, ".", n); if ($1 ~ ("^" n "$")) print }' "$manifest")
-	[ -n "$row" ] || die "$manifest names no archive like $glob"
-	[ "$(wc -l <<<"$row")" -eq 1 ] || die "more than one archive of $manifest matches $glob"
-	IFS=$'\t' read -r file project ref url tree paths <<<"$row"
-	dir=$(third_party_dir)
-	cache=${SPANK_OTEL_CACHE:-/var/cache/spank-otel}/third-party/archives
-	if [ -n "${SPANK_OTEL_THIRD_PARTY:-}" ]; then
-		got=$dir/$file
-		[ -f "$got" ] || die "missing third-party archive $got (SPANK_OTEL_THIRD_PARTY is set, so nothing is downloaded); every archive needed:"$'\n'"$(third_party_needed)"
-	elif [ -f "$dir/$file" ]; then
-		got=$dir/$file
-	elif [ -f "$cache/$file" ]; then
-		got=$cache/$file
-	else
-		from=${SPANK_OTEL_MIRROR:+${SPANK_OTEL_MIRROR%/}/$file}
-		from=${from:-$url}
-		ensure_packages curl
-		mkdir -p "$cache"
-		note "downloading $file ($project $ref) from $from"
-		if [ -t 2 ]; then
-			err=$(curl -fL --connect-timeout 5 --retry 1 --progress-bar -o "$cache/$file.part" "$from" 2>&1 >/dev/null | tail -n 1)
-		else
-			err=$(curl -fsSL --connect-timeout 5 --retry 1 -o "$cache/$file.part" "$from" 2>&1)
-		fi || {
-			rm -f "$cache/$file.part"
-			die "cannot download $file from $from (${err:-curl failed}); with no network, put the archives in a folder and set SPANK_OTEL_THIRD_PARTY to it, or serve them by name under SPANK_OTEL_MIRROR; every archive needed:"$'\n'"$(third_party_needed)"
-		}
-		mv "$cache/$file.part" "$cache/$file"
-		got=$cache/$file
-	fi
-	third_party_check "$got" "$project" "$ref" "$tree" "$paths"
-	echo "$got"
-}
-
-# third_party_check FILE PROJECT REF TREE PATHS dies unless FILE's contents
-# have the git tree id TREE. An archive checked once is known by its sha256
-# in the cache, and not unpacked again.
-third_party_check() {
-	local file=$1 project=$2 ref=$3 tree=$4 paths=$5 known sum got
-	known=${SPANK_OTEL_CACHE:-/var/cache/spank-otel}/third-party/verified
-	sum=$(sha256sum <"$file" | cut -d' ' -f1)
-	if [ -f "$known" ] && grep -qx "$sum $tree" "$known"; then
-		return 0
-	fi
-	got=$(archive_tree "$file" "$paths") || got=''
-	[ "$got" = "$tree" ] || die "$file is not $project $ref: its contents have git tree ${got:-(not a gzip tar archive)}, the manifest $(third_party_manifest) says $tree"
-	mkdir -p "$(dirname "$known")" 2>/dev/null && echo "$sum $tree" >>"$known" || :
-}
+# slurm_default prints the release used when none is named: the newest
+# one SchedMD supports.
+slurm_default() { slurm_releases supported yes | tail -n 1; }
 
 # check_slurm_version accepts only major.minor, the granularity at which Slurm
 # loads SPANK plugins.
@@ -321,74 +225,6 @@ debian_mirror() {
 	' "${files[@]}")
 	[ -n "$uri" ] || die "no Debian archive found in the apt sources under $etc (set SPANK_OTEL_DEBIAN_MIRROR)"
 	echo "${uri%/}"
-}
-
-# ensure_packages [WHAT=]PACKAGE... installs, with the host's apt, the
-# Debian packages that provide what is missing: WHAT is a command, or a
-# file when it starts with /; a bare PACKAGE stands for a command of its
-# own name. apt-get update runs only when apt has no package lists yet or
-# the install fails without it. Only root installs; for anyone else a
-# missing package is an error that names it.
-#
-# It prints nothing on stdout, whatever apt says: callers run it inside
-# functions whose stdout is their result ($(...)). Every package the install
-# added, dependencies included, is appended to host_ledger, which `make
-# purge-host` reads to take the machine back to where it was.
-ensure_packages() {
-	local spec what want=() before
-	for spec in "$@"; do
-		what=${spec%%=*}
-		if [[ $what == /* ]]; then
-			[ -e "$what" ] && continue
-		else
-			command -v "$what" >/dev/null 2>&1 && continue
-		fi
-		[[ " ${want[*]} " == *" ${spec#*=} "* ]] || want+=("${spec#*=}")
-	done
-	[ ${#want[@]} -gt 0 ] || return 0
-	[ "$(id -u)" = 0 ] || die "missing host packages: ${want[*]}; install them as root (apt-get install ${want[*]})"
-	note "installing host packages: ${want[*]}"
-	before=$(installed_packages)
-	{
-		if ! compgen -G '/var/lib/apt/lists/*_Packages*' >/dev/null ||
-			! DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${want[@]}"; then
-			apt-get update -q || die "apt-get update failed"
-			DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${want[@]}" ||
-				die "apt-get install ${want[*]} failed"
-		fi
-	} >&2
-	mkdir -p "$(dirname "$(host_ledger)")"
-	LC_ALL=C comm -13 <(echo "$before") <(installed_packages) >>"$(host_ledger)"
-}
-
-# installed_packages prints the names of the host's installed Debian
-# packages, sorted.
-installed_packages() {
-	dpkg-query -W -f '${db:Status-Status} ${binary:Package}\n' 2>/dev/null |
-		awk '$1 == "installed" { print $2 }' | LC_ALL=C sort
-}
-
-# host_ledger prints the file that lists the host packages ensure_packages
-# installed, one a line: SPANK_OTEL_LEDGER, else
-# /var/lib/spank-otel/host-packages.
-host_ledger() { echo "${SPANK_OTEL_LEDGER:-/var/lib/spank-otel/host-packages}"; }
-
-# ensure_dockerd starts dockerd when no docker daemon answers (root only) and
-# waits for it, up to 60 s. Its log is SPANK_OTEL_DOCKERD_LOG
-# (/var/log/spank-otel-dockerd.log).
-ensure_dockerd() {
-	local log=${SPANK_OTEL_DOCKERD_LOG:-/var/log/spank-otel-dockerd.log} i
-	docker info >/dev/null 2>&1 && return 0
-	[ "$(id -u)" = 0 ] || die "docker is not running and only root can start dockerd"
-	command -v dockerd >/dev/null 2>&1 || die "dockerd is not installed (apt-get install docker.io)"
-	note "starting dockerd (log: $log)"
-	setsid dockerd >>"$log" 2>&1 </dev/null &
-	for i in $(seq 120); do
-		docker info >/dev/null 2>&1 && return 0
-		sleep 0.5
-	done
-	tail -n 20 "$log" >&2 || :
-	die "dockerd did not start within 60 s (log: $log)"
 }
 
 # debapt_init <suite> <dir> prepares a private apt configuration in <dir> for

@@ -45,17 +45,17 @@ mkdir -p "$topdir"
 topdir=$(cd "$topdir" && pwd)
 spec=$src/packaging/rpm/$name.spec
 [ -f "$spec" ] || die "$spec does not exist: --src must be a spank-otel source tree"
-for f in LICENSE README.md docs/reference.md packaging/plugstack.conf.example.in packaging/lib/common.sh; do
+for f in LICENSE README.md docs/reference.md packaging/plugstack.conf.example.in; do
 	[ -f "$src/$f" ] || die "$src/$f does not exist; the RPM ships or uses it"
 done
 
 # The spec's %build and %install run these targets; say so now rather than in rpmbuild's
 # log. make -p prints the rule database without building anything.
-[ -f "$src/Makefile" ] || die "$src/Makefile does not exist; the spec runs make lib cli shim man and make install"
+[ -f "$src/Makefile" ] || die "$src/Makefile does not exist; the spec runs make lib cli shim man, make install and make check-artifacts"
 targets=$({ make -C "$src" -p -q .spank-otel-probe 2>/dev/null || true; } | sed -n 's/^\([A-Za-z0-9_.-]*\):.*/\1/p')
-for target in lib cli shim man install; do
+for target in lib cli shim man install check-artifacts; do
 	grep -q -x -F "$target" <<<"$targets" ||
-		die "$src/Makefile has no '$target' target, which the spec runs (make lib cli shim man, make install)"
+		die "$src/Makefile has no '$target' target, which the spec runs (make lib cli shim man, make install, make check-artifacts)"
 done
 
 # 1. Headers.

@@ -192,6 +192,21 @@ check "third_party_archive prints only the archive" \
 check "debian_mirror prints only the mirror" \
 	captures debian_mirror http://mirror.invalid/debian debian_mirror
 
+# The release table is the one source of the release facts: each helper
+# reads it, the Makefile too, and a release it does not name is none.
+release_table() {
+	local t=$host/releases.tsv got
+	printf '# release\tsuite\tsource\tsupported\n20.02\tbuster\tdebian\tno\n21.08\tbullseye\tschedmd\tyes\n22.05\tbookworm\tdebian\tyes\n' >"$t"
+	got=$(SPANK_OTEL_RELEASES=$t bash -c '. "$1/packaging/lib/common.sh"
+		echo "$(slurm_suite 20.02) $(slurm_source_suite 21.08) $(slurm_suite 21.08 || echo -) $(slurm_source_suite 22.05 || echo -)"
+		echo "$(slurm_releases | paste -sd,) $(slurm_source_releases) $(slurm_releases supported yes | paste -sd,) $(slurm_default)"
+		slurm_supported 21.08 && ! slurm_supported 20.02 && ! slurm_supported 23.02 && ! slurm_suite 23.02 && echo ok' _ "$repo")
+	expect_eq "buster bullseye - -"$'\n'"20.02,21.08,22.05 21.08 21.08,22.05 22.05"$'\n'"ok" "$got" || return 1
+	got=$(make -s -C "$repo" --eval 'show-releases: ; @echo "$(SLURMS)|$(PACKAGE_SLURMS)|$(SLURM)"' show-releases)
+	expect_eq "$(bash -c '. "$1/packaging/lib/common.sh"; echo "$(slurm_releases | xargs)|$(slurm_releases supported yes | xargs)|$(slurm_default)"' _ "$repo")" "$got"
+}
+check "the release table gives every helper and the Makefile its releases" release_table
+
 # The cached builds: the path of the install tree, built on a new host
 # (apt-get installs gcc, make, makeself first), then cached.
 enroot_tree() {

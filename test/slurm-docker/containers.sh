@@ -4,7 +4,7 @@
 # and the squashfs image jobs run in (/srv/images/base.sqsh on every node).
 #
 #   third-party archives  packaging/third-party.tsv, found, downloaded and
-#                       checked by common.sh's third_party_archive. A missing
+#                       checked by host.sh's third_party_archive. A missing
 #                       archive is an error.
 #   enroot              built once (build-enroot.sh), pyxis per Slurm release
 #                       against that release's headers (build-pyxis.sh,

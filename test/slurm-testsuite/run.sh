@@ -26,15 +26,15 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
-# shellcheck source=../../packaging/lib/common.sh
-. "$repo/packaging/lib/common.sh"
+# shellcheck source=../../packaging/lib/host.sh
+. "$repo/packaging/lib/host.sh"
 
-slurm=${SPANK_OTEL_SLURM:-26.05} up=''
+slurm=${SPANK_OTEL_SLURM:-$(slurm_default)} up=''
 parse_options "slurm: up" "$@"
 tests=("${args[@]}")
 [ ${#tests[@]} -gt 0 ] || tests=(test_7_11 test_7_9 test_7_15 test_116_40)
 check_slurm_version "$slurm"
-slurm_supported "$slurm" || die "Slurm $slurm is not a supported release: the suite runs on the site profile of 25.11 and 26.05"
+slurm_supported "$slurm" || die "Slurm $slurm is not a supported release: the suite runs on the site profile of $(slurm_releases supported yes | paste -sd' ')"
 need docker python3
 
 cluster=$repo/test/slurm-docker/cluster

@@ -30,8 +30,8 @@ shopt -s inherit_errexit
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
-# shellcheck source=../../packaging/lib/common.sh
-. "$repo/packaging/lib/common.sh"
+# shellcheck source=../../packaging/lib/host.sh
+. "$repo/packaging/lib/host.sh"
 
 cache=${SPANK_OTEL_CACHE:-/var/cache/spank-otel}/vm
 out=$repo/build/vm
