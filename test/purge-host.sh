@@ -89,7 +89,16 @@ if [ ${#ledger_packages[@]} -gt 0 ]; then
 	run env DEBIAN_FRONTEND=noninteractive apt-get purge -y -q "${ledger_packages[@]}" >&2
 fi
 if [ -n "$ours_docker" ]; then
-	run rm -rf /var/lib/docker /var/lib/containerd /run/docker /run/containerd
+	# A directory that is a mount point of its own (a machine that gives
+	# docker its own disk or bind mount) is emptied, not removed: rm
+	# cannot remove it ("Device or resource busy").
+	for d in /var/lib/docker /var/lib/containerd /run/docker /run/containerd; do
+		if mountpoint -q "$d" 2>/dev/null; then
+			run find "$d" -mindepth 1 -delete
+		else
+			run rm -rf "$d"
+		fi
+	done
 fi
 run rm -f "$ledger" "$dockerd_log"
 run rm -rf "$cache" "$repo/build"
