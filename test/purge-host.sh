@@ -108,6 +108,7 @@ fi
 if [ -z "$keep_tool_caches" ] && command -v npm >/dev/null 2>&1; then
 	run npm cache clean --force --loglevel=error
 fi
-mods=$(awk '$1 ~ /^(overlay|br_netfilter|veth|bridge|xt_.*|nf_nat|ip_tables|iptable_.*)$/ { print $1 }' /proc/modules 2>/dev/null | xargs)
+# A kernel without loadable modules has no /proc/modules.
+mods=$(awk '$1 ~ /^(overlay|br_netfilter|veth|bridge|xt_.*|nf_nat|ip_tables|iptable_.*)$/ { print $1 }' /proc/modules 2>/dev/null | xargs) || mods=''
 [ -z "$mods" ] || note "left as they are: kernel modules loaded by dockerd or the kernel ($mods)"
 note "${dry_run:+(dry run) }the host is as before the project's first run, but for what the lines above leave"
