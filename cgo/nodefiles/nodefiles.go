@@ -11,6 +11,7 @@ package nodefiles
 
 import (
 	"errors"
+	"syscall"
 
 	"github.com/spank-otel/spank-otel/detect/gpu"
 )
@@ -111,16 +112,13 @@ func (f *FS) lookup(name string) (kind byte, data string, ok bool) {
 	return 0, "", false
 }
 
-// absentError is the error for a name recorded as absent, worded as the
+// absent is the error for a name recorded as absent, worded as the
 // node's own (gpu.Root's) for the same name.
-type absentError struct{ op, name string }
-
-func (e *absentError) Error() string {
-	return e.op + " " + e.name + ": no such file or directory"
+//
+//go:noinline
+func absent(op, name string) error {
+	return &gpu.PathError{Op: op, Name: name, Errno: syscall.ENOENT}
 }
-
-// Is makes errors.Is(err, gpu.ErrNotExist) hold.
-func (e *absentError) Is(target error) bool { return target == gpu.ErrNotExist }
 
 // errDamaged is the answer for a device record of the wrong size.
 var errDamaged = errors.New("nodefiles: damaged device record")
@@ -145,7 +143,7 @@ func (f *FS) AppendFile(dst []byte, name string) ([]byte, error) {
 func (f *FS) appendRecord(dst []byte, name string, kind byte, data string) ([]byte, error) {
 	f.Answered++
 	if kind == KindAbsent {
-		return dst, &absentError{"open", name}
+		return dst, absent("open", name)
 	}
 	return append(dst, data...), nil
 }
@@ -166,7 +164,7 @@ func (f *FS) ReadDir(name string) ([]string, error) {
 func (f *FS) readDirRecord(name string, kind byte, data string) ([]string, error) {
 	f.Answered++
 	if kind == KindAbsent {
-		return nil, &absentError{"open", name}
+		return nil, absent("open", name)
 	}
 	n := 0
 	for i := 0; i < len(data); i++ {
@@ -206,7 +204,7 @@ func (f *FS) statRecord(name string, kind byte, data string) (gpu.Stat, error) {
 		}
 		return gpu.Stat{CharDevice: true, Major: le32(data[:4]), Minor: le32(data[4:])}, nil
 	case KindAbsent:
-		return gpu.Stat{}, &absentError{"stat", name}
+		return gpu.Stat{}, absent("stat", name)
 	}
 	return gpu.Stat{}, nil
 }

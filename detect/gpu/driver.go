@@ -193,7 +193,11 @@ func (f *nodeFacts) readDriver(fsys FS) ([]driverGPU, error) {
 	if err != nil {
 		return nil, confError("the NVIDIA driver's GPU list: ", err.Error(), "")
 	}
-	gpus := make([]driverGPU, len(names))
+	gpus := f.gpuRoom[:0]
+	if len(names) > len(f.gpuRoom) {
+		gpus = make([]driverGPU, 0, len(names))
+	}
+	gpus = gpus[:len(names)]
 	for i, name := range names {
 		if err := f.readGPU(fsys, name, &gpus[i]); err != nil {
 			return nil, err

@@ -215,7 +215,10 @@ func (r *request) read(env environ.Env, visible, step string) error {
 
 // nodeFacts is what the node's files say of its GPUs.
 type nodeFacts struct {
-	buf     []byte       // every file is read into it in turn
+	buf []byte // every file is read into it in turn
+	// The driver's GPUs of a node of up to 16 are kept here, in the
+	// search's one allocation.
+	gpuRoom [16]driverGPU
 	local   bool         // cgroup.conf's ConstrainDevices: local indices
 	gpus    []driverGPU  // the driver's GPUs, PCI order
 	devices []*driverGPU // devices[i] is the GPU of GRES index i
@@ -232,7 +235,7 @@ func (f *nodeFacts) read(fsys FS, confDir, node string) error {
 	switch _, err := fsys.Stat(confDir + "fake_gpus.conf"); {
 	case err == nil:
 		return errors.New(confDir + "fake_gpus.conf is present")
-	case !errors.Is(err, ErrNotExist):
+	case !notExist(err):
 		return err
 	}
 	conf, err := f.readGresConf(fsys, confDir+"gres.conf", node)
@@ -305,7 +308,7 @@ func (f *nodeFacts) readConstrainDevices(fsys FS, name string) (bool, error) {
 	switch {
 	case err == nil:
 		return constrainDevices(f.buf)
-	case errors.Is(err, ErrNotExist):
+	case notExist(err):
 		return false, nil
 	}
 	return false, err

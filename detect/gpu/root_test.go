@@ -77,7 +77,7 @@ func TestRootStat(t *testing.T) {
 	if _, err := Root("testdata/node").Stat("/dev/nvidia0"); !errors.Is(err, ErrNotExist) {
 		t.Errorf("Stat of a missing node: %v, want ErrNotExist", err)
 	}
-	var e *pathError
+	var e *PathError
 	if _, err := Root("testdata/node").Stat("/dev/nvidia0"); !errors.As(err, &e) || !errors.Is(err, syscall.ENOENT) {
 		t.Errorf("Stat error %v does not wrap ENOENT", err)
 	}
