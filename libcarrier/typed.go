@@ -4,40 +4,16 @@ import (
 	"cmp"
 	"slices"
 
+	"github.com/spank-otel/spank-otel/internal/keys"
 	"github.com/spank-otel/spank-otel/internal/strs"
 )
 
 // IsIntegerKey reports whether the values of key are integers once a
-// Resource is built (see [Typed]). The list is fixed; no other key is
+// Resource is built (see [Typed]). The list is fixed: the integer keys of
+// the project's one key table (docs/spec.md, section 2); no other key is
 // typed, however numeric its value looks.
 func IsIntegerKey(key string) bool {
-	switch key {
-	case "nv.dl.rank",
-		"nv.dl.world_size",
-		"nv.dl.local_rank",
-		"nv.dl.topology.size.tp",
-		"nv.dl.topology.size.pp",
-		"nv.dl.topology.size.dp",
-		"nv.dl.training.config.global_batch_size",
-		"nv.dl.training.config.micro_batch_size",
-		"nv.dl.training.config.sequence_length",
-		"nv.dl.training.target.train_iters",
-		"nv.dl.training.target.train_samples",
-		"nv.dl.training.target.train_tokens",
-		"nv.gpu.count",
-		"nv.gpu.index",
-		"nv.gpu.memory_total",
-		"slurm.array.count",
-		"slurm.nnodes",
-		"slurm.ntasks",
-		"slurm.restart_count",
-		"slurm.step.id",
-		"slurm.step.ntasks",
-		"slurm.task.id",
-		"slurm.task.local_id":
-		return true
-	}
-	return false
+	return keys.IsInteger(key)
 }
 
 // ParseInteger reads a complete signed base-10 integer, [+-]?[0-9]+, after

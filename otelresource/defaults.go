@@ -12,6 +12,7 @@ import (
 
 	"github.com/spank-otel/spank-otel/detect/slurm"
 	"github.com/spank-otel/spank-otel/environ"
+	"github.com/spank-otel/spank-otel/internal/keys"
 	"github.com/spank-otel/spank-otel/libcarrier"
 )
 
@@ -23,7 +24,7 @@ const (
 	KeyRunID             = "nemo.run.id"
 	KeyUserID            = "nemo.user.id"
 	KeyDeploymentEnv     = "deployment.environment"
-	KeyRank              = "nv.dl.rank"
+	KeyRank              = keys.DLRank // the Slurm detector's rank key
 )
 
 // DefaultServiceName is service.name when nothing else names the service.

@@ -7,20 +7,23 @@ import (
 	"strconv"
 
 	"github.com/spank-otel/spank-otel/environ"
+	"github.com/spank-otel/spank-otel/internal/keys"
 	"github.com/spank-otel/spank-otel/internal/strs"
 	"github.com/spank-otel/spank-otel/libcarrier"
 )
 
-// The keys of a task's GPUs (docs/spec.md, section 3).
+// The keys of a task's GPUs (docs/spec.md, section 3), named in the
+// project's key table (internal/keys), which says which keys are the GPU
+// detector's and their types.
 const (
 	// KeyCount is the number of the task's GPUs.
-	KeyCount = "nv.gpu.count"
+	KeyCount = keys.GPUCount
 	// KeyUUID is the UUID of a task's one GPU, written only when it has
 	// exactly one: its value equals dcgm-exporter's UUID label.
-	KeyUUID = "nv.gpu.uuid"
+	KeyUUID = keys.GPUUUID
 	// KeyUUIDs was the comma-separated list of earlier versions. It is
 	// never written; an inherited one is removed as another task's.
-	KeyUUIDs = "nv.gpu.uuids"
+	KeyUUIDs = keys.GPUUUIDs
 )
 
 // MaxGPUs is the most GPUs of one task that are named, one key each
@@ -30,24 +33,14 @@ const MaxGPUs = 16
 // OrdinalKey returns the key of the UUID of the task's GPU that CUDA
 // numbers ordinal in the task: nv.gpu.<ordinal>.uuid.
 func OrdinalKey(ordinal int) string {
-	return "nv.gpu." + strconv.Itoa(ordinal) + ".uuid"
+	return keys.GPUOrdinalPrefix + strconv.Itoa(ordinal) + keys.GPUOrdinalSuffix
 }
 
 // IsKey reports whether key is one of the GPU keys ([KeyCount], [KeyUUID],
 // an [OrdinalKey], or the older [KeyUUIDs]): a task's own, never read from
 // an inherited carrier.
 func IsKey(key string) bool {
-	if key == KeyCount || key == KeyUUID || key == KeyUUIDs {
-		return true
-	}
-	if !strs.HasPrefix(key, "nv.gpu.") {
-		return false
-	}
-	rest, n := key[len("nv.gpu."):], 0
-	for n < len(rest) && rest[n] >= '0' && rest[n] <= '9' {
-		n++
-	}
-	return n > 0 && rest[n:] == ".uuid"
+	return keys.WriterOf(key) == keys.GPU
 }
 
 // Keys returns the GPU keys of a task whose GPUs are uuids, in CUDA's

@@ -9,8 +9,9 @@ import "github.com/spank-otel/spank-otel/uuidderive"
 type rule struct {
 	key string
 	// vars are the variables the local value comes from: the first that is
-	// non-empty. Integer keys (libcarrier.IsIntegerKey) take it in
-	// canonical form, or omit it, with a warning, when it is not one.
+	// non-empty. Integer keys (the key table's, internal/keys, through
+	// libcarrier.IsIntegerKey) take it in canonical form, or omit it,
+	// with a warning, when it is not one.
 	vars []string
 	// unset is the local value when every one of vars is unset or empty;
 	// "" for none.
@@ -52,11 +53,16 @@ const (
 
 // rules is the allowlist: every key the detector writes, and the only keys
 // it reads from an inherited OTEL_RESOURCE_ATTRIBUTES. Sorted by key,
-// bytewise, which is the order of a result.
+// bytewise, which is the order of a result. It says how the detector fills
+// each key; what the key is (its value type, that it is the detector's)
+// is its row in the project's key table, internal/keys, from which
+// libcarrier.IsIntegerKey comes.
 //
-// To add a key: its row here, `go generate` (which lists the new
-// variables in lookup_gen.go), and its case in keyCases (rules_test.go).
-// A key with integer values needs its line in libcarrier.IsIntegerKey too.
+// To add a key: its row here and its row in the key table (writer Slurm,
+// type Integer or String), `go generate ./internal/keys ./detect/slurm`
+// (the switches of keys_gen.go; the new variables in lookup_gen.go), and
+// its case in keyCases (rules_test.go). TestKeyTable fails for a key in
+// one table and not the other.
 var rules = [...]rule{
 	{key: "nv.dl.job.uuid", derive: deriveJobUUID},
 	// A Slurm task is a training worker only when the job starts one

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/spank-otel/spank-otel/environ"
+	"github.com/spank-otel/spank-otel/internal/keys"
 	"github.com/spank-otel/spank-otel/libcarrier"
 )
 
@@ -125,6 +126,31 @@ func TestRules(t *testing.T) {
 			t.Errorf("varNames hold %s twice", name)
 		}
 		seen[name] = true
+	}
+}
+
+// TestKeyTable ties the allowlist to the project's key table: its keys are
+// the table's Slurm keys, and the value each case derives for an integer
+// key of the table is an integer.
+func TestKeyTable(t *testing.T) {
+	var slurmKeys, ruleKeys []string
+	for _, k := range keys.All() {
+		if k.Writer == keys.Slurm {
+			slurmKeys = append(slurmKeys, k.Name)
+		}
+	}
+	for _, r := range rules {
+		ruleKeys = append(ruleKeys, r.key)
+	}
+	if !slices.Equal(ruleKeys, slurmKeys) {
+		t.Errorf("the allowlist is\n%q,\nthe key table's Slurm keys (internal/keys) are\n%q", ruleKeys, slurmKeys)
+	}
+	// A string key may hold digits (slurm.job.id.raw): only an integer
+	// key's value is checked.
+	for _, c := range keyCases {
+		if _, ok := libcarrier.ParseInteger(c.want); c.want != "" && keys.IsInteger(c.key) && !ok {
+			t.Errorf("%s = %q, not an integer: the key table's type is Integer", c.key, c.want)
+		}
 	}
 }
 
