@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/spank-otel/spank-otel/environ"
+	"github.com/spank-otel/spank-otel/internal/keys"
 	"github.com/spank-otel/spank-otel/libcarrier"
 )
 
@@ -166,7 +167,7 @@ func (s *keySet) add(i int) { s[i/64] |= 1 << (i % 64) }
 // key that is not an integer.
 func (v *values) inherit(key, value string, warns []libcarrier.Warning) []libcarrier.Warning {
 	i := keyIndex(key)
-	if i < 0 || value == "" || rules[i].level == levelTask {
+	if i < 0 || value == "" || rules[i].level == keys.LevelTask {
 		return warns
 	}
 	if libcarrier.IsIntegerKey(key) {
@@ -204,7 +205,7 @@ func (v *values) deriveLocal(env *Vars, ranks bool, warns []libcarrier.Warning) 
 	inStep := env.InStep()
 	for i := range rules {
 		r := &rules[i]
-		if v.has(i) || r.level == levelJobContext && inStep || r.level == levelTask && !inStep || r.rank && !ranks {
+		if v.has(i) || r.level == keys.LevelJobContext && inStep || r.level == keys.LevelTask && !inStep || r.rank && !ranks {
 			continue
 		}
 		if r.derive != nil {

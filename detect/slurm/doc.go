@@ -2,12 +2,13 @@
 // a task belongs to, read from that task's environment, which is given to
 // it, never from the process environment.
 //
-// The identity is the allowlist of keys in rules.go: the slurm.* keys,
-// nv.dl.job.uuid and nv.dl.run.uuid, one table row each. Values inherited through the
-// allowlisted keys of the environment's OTEL_RESOURCE_ATTRIBUTES win; the
-// task's SLURM_* variables fill the keys left, but only when SLURM_JOB_ID
-// is non-empty. [Strings] returns every value as a string, [Detect] the
-// integer keys as int64.
+// The identity is the allowlist of keys, rules: the slurm.* keys,
+// nv.dl.job.uuid and nv.dl.run.uuid, each one row of the project's key
+// table (internal/keys), from which rules_gen.go is generated. Values
+// inherited through the allowlisted keys of the environment's
+// OTEL_RESOURCE_ATTRIBUTES win; the task's SLURM_* variables fill the keys
+// left, but only when SLURM_JOB_ID is non-empty. [Strings] returns every
+// value as a string, [Detect] the integer keys as int64.
 //
 // The SPANK plugin runs this detector in every task of every job step, in
 // a helper process of the task's own: so that its library stays small and

@@ -10,8 +10,9 @@ import (
 )
 
 // keyCases has one case per key of the allowlist: a job's environment that
-// sets what the key is derived from, and the value derived. A key added to
-// rules needs its case here: TestEveryKey fails for a key without one.
+// sets what the key is derived from, and the value derived. A Slurm key
+// added to the key table (internal/keys) needs its case here: TestEveryKey
+// fails for a key without one.
 var keyCases = []struct {
 	key   string
 	env   environ.Map // besides SLURM_JOB_ID=100
@@ -76,7 +77,7 @@ func TestEveryKey(t *testing.T) {
 			}
 			inherited := "7" // a valid value of every key, integer or not
 			want := inherited
-			if rules[keyIndex(c.key)].level == levelTask || c.key == "slurm.job.id.raw" {
+			if rules[keyIndex(c.key)].level == keys.LevelTask || c.key == "slurm.job.id.raw" {
 				// A task's key is the task's own; a raw job id of 7
 				// names another job than 100, whose keys are replaced.
 				want = c.want
@@ -96,22 +97,11 @@ func TestEveryKey(t *testing.T) {
 	}
 }
 
-// TestRules checks the table itself: sorted by key, which is the order of
-// a result, each key with one way to its local value.
+// TestRules checks the variables the rules are read from: varIndex is
+// varNames' own index, varNames start with fixedVarNames and hold no name
+// twice. The rules themselves are the key table's rows, which its
+// TestTable checks (internal/keys).
 func TestRules(t *testing.T) {
-	for i, r := range rules {
-		if i > 0 && rules[i-1].key >= r.key {
-			t.Errorf("rules: %q follows %q: not in byte order", r.key, rules[i-1].key)
-		}
-		if r.derive != nil && (r.vars != nil || r.unset != "") {
-			t.Errorf("rule %q: derive and vars both set", r.key)
-		}
-		if r.unset != "" && libcarrier.IsIntegerKey(r.key) {
-			if _, ok := libcarrier.ParseInteger(r.unset); !ok {
-				t.Errorf("rule %q: unset %q is not an integer", r.key, r.unset)
-			}
-		}
-	}
 	for i, name := range varNames {
 		if varIndex(name) != i {
 			t.Errorf("varIndex(%q) = %d, want %d", name, varIndex(name), i)
@@ -129,22 +119,9 @@ func TestRules(t *testing.T) {
 	}
 }
 
-// TestKeyTable ties the allowlist to the project's key table: its keys are
-// the table's Slurm keys, and the value each case derives for an integer
-// key of the table is an integer.
+// TestKeyTable ties the cases to the project's key table: the value each
+// case derives for an integer key of the table is an integer.
 func TestKeyTable(t *testing.T) {
-	var slurmKeys, ruleKeys []string
-	for _, k := range keys.All() {
-		if k.Writer == keys.Slurm {
-			slurmKeys = append(slurmKeys, k.Name)
-		}
-	}
-	for _, r := range rules {
-		ruleKeys = append(ruleKeys, r.key)
-	}
-	if !slices.Equal(ruleKeys, slurmKeys) {
-		t.Errorf("the allowlist is\n%q,\nthe key table's Slurm keys (internal/keys) are\n%q", ruleKeys, slurmKeys)
-	}
 	// A string key may hold digits (slurm.job.id.raw): only an integer
 	// key's value is checked.
 	for _, c := range keyCases {

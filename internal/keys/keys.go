@@ -2,7 +2,17 @@
 // (docs/spec.md) names in the slurm.* and nv.* namespaces: the keys of an
 // OTEL_RESOURCE_ATTRIBUTES carrier the project writes, types or retires.
 // Each key's facts come from its row: its name, the type of its values
-// once a Resource is built, and which part of the project writes it.
+// once a Resource is built, which part of the project writes it, and, for
+// a key the Slurm detector writes, how it fills it: its level, the
+// variables it reads, its value when they are unset, whether it is a rank
+// key and whether it is derived by a function of the detector.
+//
+// To add a key the Slurm detector writes: its row in the table (Writer
+// Slurm; Type, Vars, Unset, Level, Rank, Derived as it is filled), `go
+// generate ./internal/keys ./detect/slurm` (the switches of keys_gen.go;
+// the detector's rules and variables, rules_gen.go and lookup_gen.go),
+// and its case in detect/slurm's keyCases (rules_test.go). A derived key
+// also needs its function in detect/slurm's derivers.
 //
 // The lookups the task path makes ([IsInteger], [WriterOf]) are switches
 // generated from the table (keys_gen.go), not searches of it: a switch
@@ -33,8 +43,8 @@ const (
 	// (a launcher's or a training framework's). Also every key that is
 	// not in the table.
 	Others Writer = iota
-	// Slurm: the Slurm detector (package detect/slurm), whose rules table
-	// says how.
+	// Slurm: the Slurm detector (package detect/slurm), as the row's
+	// Vars, Unset, Level, Rank and Derived say.
 	Slurm
 	// GPU: the GPU detector (package detect/gpu). Its keys are a task's
 	// own: an inherited one is removed, never read.
@@ -44,13 +54,59 @@ const (
 )
 
 // Key is one row of the table.
+//
+// Vars, Unset, Level, Rank and Derived say how the Slurm detector fills a
+// key whose Writer is Slurm when the inherited carrier does not give it;
+// they are zero for every other key. A Slurm key with neither Vars nor
+// Derived is only ever inherited.
 type Key struct {
 	// Name is the key, or a pattern with [Ordinal] where a GPU's
 	// ordinal goes.
 	Name   string
 	Type   Type
 	Writer Writer
+	// Vars are the variables the local value comes from: the first that
+	// is non-empty. An Integer key takes it in canonical form, or omits
+	// it, with a warning, when it is not one.
+	Vars []string
+	// Unset is the local value when every one of Vars is unset or empty;
+	// "" for none. An Integer key's is a canonical integer.
+	Unset string
+	// Level says where the key is written and whether an inherited value
+	// counts: see [Level].
+	Level Level
+	// Rank marks the keys written only when ranks are asked for
+	// (--otel-rank, rank=on: detect/slurm's Task.Ranks). Otherwise the
+	// key is not the detector's at all, and an inherited value is the
+	// user's own.
+	Rank bool
+	// Derived: the local value is computed by the detector's function
+	// for the key (detect/slurm's derivers), not read from Vars, and
+	// neither Vars nor Unset is set.
+	Derived bool
 }
+
+// Level is where a key's value belongs: to the job, seen the same in every
+// task, or to one task. Every rule of a key's level lives here, in one
+// column of the table.
+type Level uint8
+
+const (
+	// LevelJob: the job's own, written in the batch script and in every
+	// step. An inherited value wins over the local one.
+	LevelJob Level = iota
+	// LevelJobContext: the job's own, but named from where the job
+	// context runs: written only outside a job step (the batch script,
+	// the interactive step). A step's tasks run on other nodes, where the
+	// variable names the wrong one, so in a step an inherited value is
+	// kept and none is derived.
+	LevelJobContext
+	// LevelTask: the task's own: written only in a task of a job step,
+	// always from the task's own variables; an inherited value is never
+	// read. Outside a step none is written, and an inherited one is
+	// removed: every later step would inherit it, on other nodes.
+	LevelTask
+)
 
 // Ordinal stands for a decimal GPU ordinal (0, 1, …) in a Name.
 const Ordinal = "<i>"
@@ -72,66 +128,79 @@ const (
 // DLRank is the rank of a training worker.
 const DLRank = "nv.dl.rank"
 
-// table is every key, sorted by name, bytewise. A key added here comes to
-// IsInteger and WriterOf by `go generate` (keys_gen.go); TestSpec checks
-// the table against docs/spec.md.
+// table is every key, sorted by name, bytewise, which is also the order of
+// the Slurm detector's results. A key added here comes to IsInteger and
+// WriterOf, and a Slurm key to the detector's rules, by `go generate`;
+// TestSpec checks the table against docs/spec.md.
 var table = [...]Key{
-	{"nv.dl.job.uuid", String, Slurm},
-	{"nv.dl.local_rank", Integer, Slurm},
-	{DLRank, Integer, Slurm},
-	{"nv.dl.run.uuid", String, Slurm},
-	{"nv.dl.topology.size.dp", Integer, Others},
-	{"nv.dl.topology.size.pp", Integer, Others},
-	{"nv.dl.topology.size.tp", Integer, Others},
-	{"nv.dl.training.config.global_batch_size", Integer, Others},
-	{"nv.dl.training.config.micro_batch_size", Integer, Others},
-	{"nv.dl.training.config.sequence_length", Integer, Others},
-	{"nv.dl.training.target.train_iters", Integer, Others},
-	{"nv.dl.training.target.train_samples", Integer, Others},
-	{"nv.dl.training.target.train_tokens", Integer, Others},
-	{"nv.dl.world_size", Integer, Slurm},
-	{GPUOrdinalPrefix + Ordinal + GPUOrdinalSuffix, String, GPU},
-	{GPUCount, Integer, GPU},
-	{"nv.gpu.index", Integer, Others},
-	{"nv.gpu.memory_total", Integer, Others},
-	{GPUUUID, String, GPU},
+	{Name: "nv.dl.job.uuid", Type: String, Writer: Slurm, Derived: true},
+	// A Slurm task is a training worker only when the job starts one
+	// worker per task (srun python train.py), not under torchrun and its
+	// like: hence asked for, never by default.
+	{Name: "nv.dl.local_rank", Type: Integer, Writer: Slurm, Vars: []string{"SLURM_LOCALID"}, Level: LevelTask, Rank: true},
+	{Name: DLRank, Type: Integer, Writer: Slurm, Vars: []string{"SLURM_PROCID"}, Level: LevelTask, Rank: true},
+	{Name: "nv.dl.run.uuid", Type: String, Writer: Slurm}, // only ever inherited
+	{Name: "nv.dl.topology.size.dp", Type: Integer, Writer: Others},
+	{Name: "nv.dl.topology.size.pp", Type: Integer, Writer: Others},
+	{Name: "nv.dl.topology.size.tp", Type: Integer, Writer: Others},
+	{Name: "nv.dl.training.config.global_batch_size", Type: Integer, Writer: Others},
+	{Name: "nv.dl.training.config.micro_batch_size", Type: Integer, Writer: Others},
+	{Name: "nv.dl.training.config.sequence_length", Type: Integer, Writer: Others},
+	{Name: "nv.dl.training.target.train_iters", Type: Integer, Writer: Others},
+	{Name: "nv.dl.training.target.train_samples", Type: Integer, Writer: Others},
+	{Name: "nv.dl.training.target.train_tokens", Type: Integer, Writer: Others},
+	{Name: "nv.dl.world_size", Type: Integer, Writer: Slurm, Vars: []string{"SLURM_STEP_NUM_TASKS"}, Level: LevelTask, Rank: true},
+	{Name: GPUOrdinalPrefix + Ordinal + GPUOrdinalSuffix, Type: String, Writer: GPU},
+	{Name: GPUCount, Type: Integer, Writer: GPU},
+	{Name: "nv.gpu.index", Type: Integer, Writer: Others},
+	{Name: "nv.gpu.memory_total", Type: Integer, Writer: Others},
+	{Name: GPUUUID, Type: String, Writer: GPU},
 	// Never written; an inherited one is removed as another task's.
-	{GPUUUIDs, String, GPU},
-	{"slurm.array.count", Integer, Slurm},
-	{"slurm.array.job_id", String, Slurm},
-	{"slurm.array.sluid", String, Slurm},
-	{"slurm.array.task_id", String, Slurm},
-	{"slurm.cluster", String, Retired},
-	{"slurm.cluster.name", String, Slurm},
-	{"slurm.head_node.name", String, Slurm},
-	{"slurm.job.account", String, Slurm},
-	{"slurm.job.id", String, Slurm},
-	{"slurm.job.id.raw", String, Slurm},
-	{"slurm.job.name", String, Slurm},
-	{"slurm.job.qos", String, Slurm},
-	{"slurm.job.reservation", String, Slurm},
-	{"slurm.job.user", String, Slurm},
-	{"slurm.nnodes", Integer, Slurm},
-	{"slurm.node.name", String, Slurm},
-	{"slurm.nodelist", String, Retired},
-	{"slurm.ntasks", Integer, Slurm},
-	{"slurm.partition", String, Slurm},
-	{"slurm.restart_count", Integer, Slurm},
-	{"slurm.segment", String, Slurm},
-	{"slurm.sluid", String, Slurm},
-	{"slurm.step.id", Integer, Slurm},
-	{"slurm.step.ntasks", Integer, Slurm},
-	{"slurm.task.id", Integer, Slurm},
-	{"slurm.task.local_id", Integer, Slurm},
-	{"slurm.topology.addr", String, Slurm},
-	{"slurm.topology.addr_pattern", String, Slurm},
-	{"slurm.torchelastic.restart_count", String, Retired},
+	{Name: GPUUUIDs, Type: String, Writer: GPU},
+	{Name: "slurm.array.count", Type: Integer, Writer: Slurm, Vars: []string{"SLURM_ARRAY_TASK_COUNT"}, Unset: "1"},
+	{Name: "slurm.array.job_id", Type: String, Writer: Slurm, Vars: []string{"SLURM_ARRAY_JOB_ID", "SLURM_JOB_ID"}},
+	{Name: "slurm.array.sluid", Type: String, Writer: Slurm, Vars: []string{"LENS_SLURM_ARRAY_SLUID", "NV_LAUNCH_ARRAY_SLUID"}},
+	{Name: "slurm.array.task_id", Type: String, Writer: Slurm, Vars: []string{"SLURM_ARRAY_TASK_ID"}, Unset: "0"},
+	{Name: "slurm.cluster", Type: String, Writer: Retired},
+	{Name: "slurm.cluster.name", Type: String, Writer: Slurm, Vars: []string{"SLURM_CLUSTER_NAME"}},
+	{Name: "slurm.head_node.name", Type: String, Writer: Slurm, Vars: []string{"SLURMD_NODENAME"}, Level: LevelJobContext},
+	{Name: "slurm.job.account", Type: String, Writer: Slurm, Vars: []string{"SLURM_JOB_ACCOUNT"}},
+	{Name: "slurm.job.id", Type: String, Writer: Slurm, Derived: true},
+	{Name: "slurm.job.id.raw", Type: String, Writer: Slurm, Vars: []string{"SLURM_JOB_ID"}},
+	{Name: "slurm.job.name", Type: String, Writer: Slurm, Vars: []string{"SLURM_JOB_NAME"}},
+	{Name: "slurm.job.qos", Type: String, Writer: Slurm, Vars: []string{"SLURM_JOB_QOS"}},
+	{Name: "slurm.job.reservation", Type: String, Writer: Slurm, Vars: []string{"SLURM_JOB_RESERVATION"}},
+	{Name: "slurm.job.user", Type: String, Writer: Slurm, Vars: []string{"SLURM_JOB_USER"}},
+	{Name: "slurm.nnodes", Type: Integer, Writer: Slurm, Vars: []string{"SLURM_JOB_NUM_NODES", "SLURM_NNODES"}},
+	{Name: "slurm.node.name", Type: String, Writer: Slurm, Vars: []string{"SLURMD_NODENAME"}, Level: LevelTask},
+	{Name: "slurm.nodelist", Type: String, Writer: Retired},
+	{Name: "slurm.ntasks", Type: Integer, Writer: Slurm, Vars: []string{"SLURM_NTASKS"}},
+	{Name: "slurm.partition", Type: String, Writer: Slurm, Vars: []string{"SLURM_JOB_PARTITION", "SLURM_PARTITION"}},
+	{Name: "slurm.restart_count", Type: Integer, Writer: Slurm, Vars: []string{"SLURM_RESTART_COUNT"}, Unset: "0"},
+	{Name: "slurm.segment", Type: String, Writer: Slurm, Vars: []string{"SLURM_SEGMENT"}},
+	// Slurm's own SLURM_JOB_SLUID (in tasks from 26.05) comes last: a launcher's
+	// value names the job as that launcher knows it.
+	{Name: "slurm.sluid", Type: String, Writer: Slurm, Vars: []string{"LENS_SLURM_SLUID", "NV_LAUNCH_SLUID", "SLURM_JOB_SLUID"}},
+	// The step the plugin is given (S_JOB_STEPID), else the variables'.
+	{Name: "slurm.step.id", Type: Integer, Writer: Slurm, Level: LevelTask, Derived: true},
+	// Across all components of a heterogeneous step, as the task's own
+	// variables count (S_TASK_GLOBAL_ID counts within one component).
+	{Name: "slurm.step.ntasks", Type: Integer, Writer: Slurm, Vars: []string{"SLURM_STEP_NUM_TASKS"}, Level: LevelTask},
+	{Name: "slurm.task.id", Type: Integer, Writer: Slurm, Vars: []string{"SLURM_PROCID"}, Level: LevelTask},
+	{Name: "slurm.task.local_id", Type: Integer, Writer: Slurm, Vars: []string{"SLURM_LOCALID"}, Level: LevelTask},
+	{Name: "slurm.topology.addr", Type: String, Writer: Slurm, Vars: []string{"SLURM_TOPOLOGY_ADDR"}, Level: LevelTask},
+	{Name: "slurm.topology.addr_pattern", Type: String, Writer: Slurm, Vars: []string{"SLURM_TOPOLOGY_ADDR_PATTERN"}, Level: LevelTask},
+	{Name: "slurm.torchelastic.restart_count", Type: String, Writer: Retired},
 }
 
-// All returns the table, sorted by name: for the tests and generators of
-// the packages that keep their own tables in step with it.
+// All returns a copy of the table, sorted by name: for the tests and
+// generators of the packages whose tables are generated from it.
 func All() []Key {
-	return slices.Clone(table[:])
+	all := slices.Clone(table[:])
+	for i := range all {
+		all[i].Vars = slices.Clone(all[i].Vars)
+	}
+	return all
 }
 
 // ordinal reports whether key is prefix, a decimal ordinal and suffix: the

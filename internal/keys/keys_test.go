@@ -5,6 +5,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -70,14 +71,32 @@ func quoteList(names []string) string {
 }
 
 // TestTable checks the table itself: sorted and without a repeated name,
-// each row of a known type and writer.
+// each row of a known type, writer and level; how a key is filled is said
+// for the Slurm detector's keys only, and one way: Derived or Vars.
 func TestTable(t *testing.T) {
 	for i, k := range table {
 		if i > 0 && table[i-1].Name >= k.Name {
 			t.Errorf("%q follows %q: not in byte order", k.Name, table[i-1].Name)
 		}
-		if k.Type > Integer || int(k.Writer) >= len(writerNames) {
-			t.Errorf("%q: type %d, writer %d", k.Name, k.Type, k.Writer)
+		if k.Type > Integer || int(k.Writer) >= len(writerNames) || k.Level > LevelTask {
+			t.Errorf("%q: type %d, writer %d, level %d", k.Name, k.Type, k.Writer, k.Level)
+		}
+		filled := k.Vars != nil || k.Unset != "" || k.Level != LevelJob || k.Rank || k.Derived
+		if k.Writer != Slurm && filled {
+			t.Errorf("%q: how the Slurm detector fills it is set, its writer is %s", k.Name, writerNames[k.Writer])
+		}
+		if k.Derived && (k.Vars != nil || k.Unset != "") {
+			t.Errorf("%q: Derived and Vars or Unset both set", k.Name)
+		}
+		if k.Unset != "" && k.Type == Integer {
+			if n, err := strconv.ParseInt(k.Unset, 10, 64); err != nil || strconv.FormatInt(n, 10) != k.Unset {
+				t.Errorf("%q: Unset %q is not a canonical integer", k.Name, k.Unset)
+			}
+		}
+		for j, v := range k.Vars {
+			if v == "" || slices.Contains(k.Vars[:j], v) {
+				t.Errorf("%q: Vars %q: a variable empty or twice", k.Name, k.Vars)
+			}
 		}
 	}
 }
@@ -113,14 +132,16 @@ func TestLookups(t *testing.T) {
 	}
 }
 
-// TestAll: All is the table, and a copy of it.
+// TestAll: All is the table, and a copy of it, its rows' Vars included.
 func TestAll(t *testing.T) {
 	all := All()
-	if !slices.Equal(all, table[:]) {
+	if !reflect.DeepEqual(all, table[:]) {
 		t.Fatal("All() differs from the table")
 	}
+	i := slices.IndexFunc(all, func(k Key) bool { return k.Vars != nil })
 	all[0].Name = "changed"
-	if table[0].Name == "changed" {
+	all[i].Vars[0] = "changed"
+	if table[0].Name == "changed" || table[i].Vars[0] == "changed" {
 		t.Error("All() shares the table")
 	}
 }
