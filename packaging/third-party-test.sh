@@ -71,6 +71,9 @@ manifest=$tmp/third-party.tsv
 printf 'probe-1.0.tar.gz\texample/probe\tv1.0\thttp://127.0.0.1:%s/probe-1.0.tar.gz\t%s\t-\n' "$github" "$tree" >"$manifest"
 printf 'other-2.0.tar.gz\texample/other\tv2.0\thttp://127.0.0.1:%s/other-2.0.tar.gz\t%s\t-\n' "$github" "$tree" >>"$manifest"
 export SPANK_OTEL_THIRD_PARTY_MANIFEST=$manifest
+# The caller's routes, for the project's own manifest at the end (a clone
+# with no ../shared, served by a mirror); the cases here set their own.
+callers_folder=${SPANK_OTEL_THIRD_PARTY-} callers_mirror=${SPANK_OTEL_MIRROR-}
 unset SPANK_OTEL_THIRD_PARTY SPANK_OTEL_MIRROR
 
 from_mirror() {
@@ -131,10 +134,13 @@ not_in_folder() {
 check "with SPANK_OTEL_THIRD_PARTY set a missing archive is an error, not a download" not_in_folder
 
 # The project's own manifest: every archive it names, wherever
-# third_party_archive finds it (../shared/third_party, the cache, or a
-# download), has the contents the manifest says; one that cannot be had is
-# a failure that names it.
+# third_party_archive finds it (the caller's SPANK_OTEL_THIRD_PARTY,
+# ../shared/third_party, the cache, or a download from the caller's
+# SPANK_OTEL_MIRROR or upstream), has the contents the manifest says; one
+# that cannot be had is a failure that names it.
 unset SPANK_OTEL_THIRD_PARTY_MANIFEST
+[ -z "$callers_folder" ] || export SPANK_OTEL_THIRD_PARTY=$callers_folder
+[ -z "$callers_mirror" ] || export SPANK_OTEL_MIRROR=$callers_mirror
 while IFS=$'\t' read -r file _; do
 	[[ $file == \#* || -z $file ]] && continue
 	check "packaging/third-party.tsv: $file has the contents it names" \
