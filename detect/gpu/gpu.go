@@ -78,8 +78,8 @@ const nvidiaMajor = 195
 // and one warning, under [KeyUUID], that says why: never a GPU it cannot
 // prove.
 func Find(env environ.Env, fsys FS) ([]string, []libcarrier.Warning) {
-	visible, _ := env.Lookup("CUDA_VISIBLE_DEVICES")
-	step, _ := env.Lookup("SLURM_STEP_GPUS")
+	visible, _ := env.Lookup(keys.VarVisibleDevices)
+	step, _ := env.Lookup(keys.VarStepGPUs)
 	if visible == "" && step == "" {
 		return nil, nil
 	}
@@ -186,7 +186,7 @@ func (r *request) read(env environ.Env, visible, step string) error {
 	if len(r.gres) != n {
 		return errors.New("CUDA_VISIBLE_DEVICES=" + visible + " and SLURM_STEP_GPUS=" + step + " differ in length")
 	}
-	if r.onNode, err = envInt(env, "SLURM_GPUS_ON_NODE"); err != nil {
+	if r.onNode, err = envInt(env, keys.VarGPUsOnNode); err != nil {
 		return err
 	}
 	if n > r.onNode {
@@ -194,14 +194,14 @@ func (r *request) read(env environ.Env, visible, step string) error {
 	}
 	// slurmstepd puts slurmd's SLURM_CONF in every task (env.c,
 	// setup_env): in configless mode a file in slurmd's conf-cache.
-	confFile, _ := env.Lookup("SLURM_CONF")
+	confFile, _ := env.Lookup(keys.VarSlurmConf)
 	slash := lastSlash(confFile)
 	if slash < 0 || confFile[0] != '/' {
 		return errors.New("SLURM_CONF=" + strconv.Quote(confFile) + " names no configuration directory")
 	}
 	r.confDir = confFile[:slash+1]
-	r.node, _ = env.Lookup("SLURMD_NODENAME")
-	order, _ := env.Lookup("CUDA_DEVICE_ORDER")
+	r.node, _ = env.Lookup(keys.VarNodeName)
+	order, _ := env.Lookup(keys.VarDeviceOrder)
 	r.pciOrder = order == "PCI_BUS_ID"
 	return nil
 }

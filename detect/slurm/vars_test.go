@@ -250,11 +250,16 @@ func slurmEnvVariants(tb testing.TB) []environ.Map {
 // The Slurm detector reads a Vars by variable index, so it can only read
 // what a Vars holds: the carrier, the step ids, the variables of its
 // rules, and those of the job UUID. Package uuidderive looks variables
-// up by name, and a Vars is meant to serve it too.
+// up by name, and a Vars is meant to serve it too. So is the GPU search,
+// which reads gpuVarNames: taskenv's TestVarsHoldWhatGPUSearchReads
+// checks that it reads no other.
 func TestVarsHoldWhatDetectorsRead(t *testing.T) {
 	read := map[string]bool{}
 	for _, i := range []int{varCarrier, varStepID, varStepIDOld} {
 		read[varNames[i]] = true
+	}
+	for _, name := range gpuVarNames {
+		read[name] = true
 	}
 	for _, r := range rules {
 		for _, name := range r.vars {
