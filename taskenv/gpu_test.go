@@ -137,7 +137,7 @@ func TestVarsHoldWhatGPUSearchReads(t *testing.T) {
 		given(uuid1, "1", "1"),
 		given("0", "", "1"),
 	} {
-		gpu.Find(recorder{environ.List(env), read}, twoGPUs)
+		gpu.Find(slurmtest.Recorder{Env: environ.List(env), Read: read}, twoGPUs)
 	}
 	assert.Assert(t, len(read) >= 6, "the search read only %v", read)
 	for name := range read {
@@ -147,17 +147,6 @@ func TestVarsHoldWhatGPUSearchReads(t *testing.T) {
 			t.Errorf("the GPU search reads %s, which slurm.Vars does not hold", name)
 		}
 	}
-}
-
-// recorder is an Env that records the name of each lookup in read.
-type recorder struct {
-	env  environ.Env
-	read map[string]bool
-}
-
-func (r recorder) Lookup(name string) (string, bool) {
-	r.read[name] = true
-	return r.env.Lookup(name)
 }
 
 // BenchmarkComputeGPUs is Run for a step task given two

@@ -198,17 +198,6 @@ func TestSetInStep(t *testing.T) {
 	}
 }
 
-// recorder is an Env that records every variable looked up in it.
-type recorder struct {
-	env  environ.Env
-	read map[string]bool
-}
-
-func (r recorder) Lookup(name string) (string, bool) {
-	r.read[name] = true
-	return r.env.Lookup(name)
-}
-
 // slurmEnvVariants are environments that lead the Slurm detector and the
 // UUID derivations down each of their paths.
 func slurmEnvVariants(tb testing.TB) []environ.Map {
@@ -267,7 +256,7 @@ func TestVarsHoldWhatDetectorsRead(t *testing.T) {
 		}
 	}
 	for _, env := range slurmEnvVariants(t) {
-		r := recorder{env: env, read: read}
+		r := slurmtest.Recorder{Env: env, Read: read}
 		for _, runID := range []string{"", "run-1"} {
 			uuidderive.JobName(r)
 			uuidderive.JobUUID(r)
