@@ -71,60 +71,61 @@ func taskEnv(req *C.struct_so_task_request, node gpu.FS, value **C.char, log **C
 	// reports (TestTaskPathStack keeps it from happening).
 	var mark byte
 	before := uintptr(unsafe.Pointer(&mark))
-	var out outcome
-	out.read(req, node)
-	if out.failure == "" {
-		out.run()
+	var call taskCall
+	call.convertRequest(req, node)
+	if call.failure == "" {
+		call.runTask()
 	}
-	return answer(&out, uintptr(unsafe.Pointer(&mark)) != before, value, log)
+	return replyToShim(&call, uintptr(unsafe.Pointer(&mark)) != before, value, log)
 }
 
-// outcome is what the call for one task came to: the Result, or the
-// failure that replaced it (a panic must cost the task its attributes,
-// never the task), and the Request the first step hands the second. Both
-// steps are called from the export's frame, taskenv's stack rule.
-type outcome struct {
+// taskCall is the call for one task: the Request the first stage hands
+// the second, and what it came to: the Result, or the failure that
+// replaced it (a panic must cost the task its attributes, never the
+// task). Both stages are called from the export's frame, taskenv's stack
+// rule.
+type taskCall struct {
 	req     taskenv.Request
 	files   *nodefiles.FS // the step's records (maybe none) over the node: req.Node
 	res     *taskenv.Result
 	failure string // empty unless a step panicked
 }
 
-// read converts the shim's request: the task's environment, the node's
-// files and the options.
+// convertRequest converts the shim's request into the call's Request:
+// the task's environment, the node's files and the options.
 //
 //go:noinline
-func (out *outcome) read(req *C.struct_so_task_request, node gpu.FS) {
-	defer recoverInto(&out.failure)
-	out.req.Env = cStrings(req.envp)
+func (call *taskCall) convertRequest(req *C.struct_so_task_request, node gpu.FS) {
+	defer recoverInto(&call.failure)
+	call.req.Env = cStrings(req.envp)
 	// Without records every question goes to the node, and is counted:
 	// the debug line then says whether the search read anything.
-	out.files = newFiles(req, node)
-	out.req.Node = out.files
-	setOptions(&out.req.Options, req)
+	call.files = newFiles(req, node)
+	call.req.Node = call.files
+	setOptions(&call.req.Options, req)
 }
 
-// run runs the task path on the request.
+// runTask runs the task path, taskenv.Run, on the call's Request.
 //
 //go:noinline
-func (out *outcome) run() {
-	defer recoverInto(&out.failure)
-	out.res = taskenv.Run(&out.req)
+func (call *taskCall) runTask() {
+	defer recoverInto(&call.failure)
+	call.res = taskenv.Run(&call.req)
 }
 
-// answer hands out's Result, or its failure, to the shim as C strings and
-// returns the export's result code. It is a function of its own so that
-// the strings it builds take no room in the export's frame while the task
-// path runs (the stack rule: package taskenv).
+// replyToShim hands call's Result, or its failure, to the shim as C
+// strings and returns the export's result code. It is a function of its
+// own so that the strings it builds take no room in the export's frame
+// while the task path runs (the stack rule: package taskenv).
 //
 //go:noinline
-func answer(out *outcome, stackMoved bool, value, log **C.char) C.int {
-	if out.failure != "" {
-		*log = C.CString(out.failure)
+func replyToShim(call *taskCall, stackMoved bool, value, log **C.char) C.int {
+	if call.failure != "" {
+		*log = C.CString(call.failure)
 		return resultInternal
 	}
-	res := out.res
-	*log = C.CString(runtimeLine(stackMoved) + out.filesLine() + logLines(*res))
+	res := call.res
+	*log = C.CString(runtimeLine(stackMoved) + call.filesLine() + logLines(*res))
 	switch {
 	case !res.Changed:
 		return resultUnchanged
@@ -138,10 +139,10 @@ func answer(out *outcome, stackMoved bool, value, log **C.char) C.int {
 // filesLine says, at debug level, where the GPU search read the node's
 // files: from the step parent's records alone (what each task of a step
 // on a GPU node should say), from the node, or both. No search, no line.
-func (out *outcome) filesLine() string {
+func (call *taskCall) filesLine() string {
 	source := "none"
-	if out.files != nil {
-		source = out.files.Source()
+	if call.files != nil {
+		source = call.files.Source()
 	}
 	switch source {
 	case "step":
@@ -174,7 +175,7 @@ func setOptions(opts *taskenv.Options, req *C.struct_so_task_request) {
 // newFiles returns the node's files for the GPU search: the request's
 // records (contract.h) over node, none when it has none. The records are C
 // memory the helper inherited from the step parent, which outlives the
-// call. A function of its own keeps read's frame small
+// call. A function of its own keeps convertRequest's frame small
 // (TestTaskPathStack).
 //
 //go:noinline
@@ -197,7 +198,7 @@ func excludeList(exclude *C.char) []string {
 	return splitList(borrow(exclude))
 }
 
-// recoverInto is read's and run's deferred call.
+// recoverInto is convertRequest's and runTask's deferred call.
 func recoverInto(failure *string) {
 	if r := recover(); r != nil {
 		*failure = lineError + "internal error, attributes not written: " + oneLine(panicText(r)) +

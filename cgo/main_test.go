@@ -149,7 +149,7 @@ func TestRuntimeLine(t *testing.T) {
 
 // TestPanicCostsOnlyTheAttributes drives the recovery seam of the export,
 // recoverInto, with a function that panics half-way: the failure replaces
-// the result (answer hands out the failure alone), in one error line and
+// the result (replyToShim hands out the failure alone), in one error line and
 // one debug line with the stack.
 func TestPanicCostsOnlyTheAttributes(t *testing.T) {
 	panicking := func() (failure string) {

@@ -7,7 +7,9 @@ import (
 	"gotest.tools/v3/assert"
 
 	"github.com/spank-otel/spank-otel/detect/gpu"
+	"github.com/spank-otel/spank-otel/detect/slurm"
 	"github.com/spank-otel/spank-otel/detect/slurm/slurmtest"
+	"github.com/spank-otel/spank-otel/environ"
 	"github.com/spank-otel/spank-otel/libcarrier"
 	"github.com/spank-otel/spank-otel/taskenv"
 )
@@ -119,6 +121,31 @@ func TestGPUKeys(t *testing.T) {
 					strings.Index(res.Value, "nv.gpu.count=") < strings.Index(res.Value, "slurm."), res.Value)
 			}
 		})
+	}
+}
+
+// TestVarsHoldWhatGPUSearchReads guards the one view of a task's
+// environment: Run reads the task's variables once, into a slurm.Vars,
+// and the GPU search reads that Vars, which reports every variable it does
+// not hold as unset. If gpu.Find starts to read another variable, this
+// test fails until the Vars holds it too (internal/keys, detect/slurm's
+// gpuVarNames). The tasks reach every lookup of the search.
+func TestVarsHoldWhatGPUSearchReads(t *testing.T) {
+	read := map[string]bool{}
+	for _, env := range [][]string{
+		append(given("0,1", "0,1", "2"), "SLURMD_NODENAME=n1", "CUDA_DEVICE_ORDER=PCI_BUS_ID"),
+		given(uuid1, "1", "1"),
+		given("0", "", "1"),
+	} {
+		gpu.Find(slurmtest.Recorder{Env: environ.List(env), Read: read}, twoGPUs)
+	}
+	assert.Assert(t, len(read) >= 6, "the search read only %v", read)
+	for name := range read {
+		var vars slurm.Vars
+		vars.ReadList([]string{name + "=v"})
+		if v, ok := vars.Lookup(name); v != "v" || !ok {
+			t.Errorf("the GPU search reads %s, which slurm.Vars does not hold", name)
+		}
 	}
 }
 

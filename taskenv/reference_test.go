@@ -77,7 +77,7 @@ func reference(env []string, opts Options) Result {
 		return Result{Warnings: warnings, Dropped: dropped}
 	}
 	value, formatWarnings := libcarrier.FormatStrings(inherited)
-	return outcome(env, inheritedText, inheritedSet, value, opts.budget(), append(warnings, formatWarnings...), dropped, nil)
+	return fitResult(env, inheritedText, inheritedSet, value, opts.budget(), append(warnings, formatWarnings...), dropped, nil)
 }
 
 // regularStepVar reports whether the step variables of env, as the

@@ -3,9 +3,11 @@
 // library) and the spank-otel command both call Run, so what an admin
 // sees from the command is what the plugin does.
 //
-// The task path is: the task's environment in, its GPUs found, the Slurm
-// detector, the merge with the inherited carrier, the canonical format,
-// the execve size check, and the value out.
+// The task path is Run's stages, in order: read the task (its variables,
+// in one pass over its environment, and its inherited carrier), detect
+// Slurm, find the GPUs (from the same variables), merge with the inherited
+// carrier, format it canonically, and check its size against execve's
+// limits.
 //
 // The plugin calls Run from C, where a goroutine starts on a 4 KB stack,
 // and a path that outgrows it makes the runtime move the stack, which in
@@ -74,10 +76,6 @@ type Options struct {
 	// nv.dl.local_rank) in a step's tasks: the plugin's --otel-rank and
 	// rank=on. Without it they are the user's own keys.
 	Ranks bool
-	// gpus are the GPUs Run found for the task (nv.gpu.* keys and
-	// nv.gpu.count); nil names none. Either way an inherited GPU key is
-	// never kept: it names another task's GPUs.
-	gpus *gpus
 }
 
 // budget is the execve budget opts give, 0 for no total check.
@@ -139,13 +137,14 @@ type Result struct {
 type scratch struct {
 	// The small fields first, on a page written anyway: after text they
 	// would take a page of their own, a fault in a new process.
-	result Result // compute's
-	// state is what each step of compute hands the next.
+	result Result // Run's
+	// state is what each stage of Run hands the next.
 	state struct {
 		text                     libcarrier.Buffer // writes into text
 		oldValue                 string            // the inherited carrier
 		oldSet, repair           bool              // set; repaired
-		inherited, detected      []libcarrier.KeyValue
+		inherited, detected, out []libcarrier.KeyValue
+		value                    string // the carrier formatted, in text
 		dropped, warnings, debug []libcarrier.Warning
 	}
 	task      slurm.Task
@@ -203,10 +202,23 @@ type Request struct {
 // always) and when the result would not fit execve. The Result lives in
 // the call's scratch; Run keeps no reference to req.
 //
+// Run is the task path's stages in order, each a call from this shallow
+// frame that keeps what it hands on in the scratch (the package's stack
+// rule): it reads the task, detects Slurm, finds the GPUs, merges, formats
+// and checks the size. A stage takes at most req, so that Run's frame,
+// below the GPU search's, holds no more than two pointers.
+//
 //go:noinline
 func Run(req *Request) *Result {
-	req.Options.gpus = findGPUs(req.Env, req.Node)
-	return compute(req.Env, &req.Options)
+	sc := newScratch()
+	sc.readTask(req)
+	sc.detectSlurm()
+	sc.findGPUs(req)
+	if sc.mergeCarrier(req) {
+		sc.formatCarrier()
+		sc.checkSize(req)
+	}
+	return &sc.result
 }
 
 // Compute is Run for a task whose GPUs are not searched for (a Request
@@ -215,53 +227,15 @@ func Compute(env []string, opts Options) Result {
 	return *Run(&Request{Env: env, Options: opts})
 }
 
-// gpus are the GPUs of one task, as findGPUs found them.
-type gpus struct {
-	uuids []string
-	debug []libcarrier.Warning
-}
-
-// findGPUs finds the GPUs Slurm gave the task whose environment is env, on
-// the node whose files fsys reads. It returns nil, having read no file,
-// when the task names no GPUs; otherwise what package gpu found, or why
-// it found none. A stage of its own, called from Run's shallow frame, so
-// that the search's system calls fit the stack of a call from C.
+// readTask reads the task's variables from its environment, in the one
+// pass over it (no map of the whole environment is built): the Vars that
+// the Slurm detector and the GPU search both read. It fixes the task's
+// step as the options say and parses the inherited carrier, repaired.
 //
 //go:noinline
-func findGPUs(env []string, fsys gpu.FS) *gpus {
-	if fsys == nil || !namesGPUs(env) {
-		return nil
-	}
-	uuids, debug := gpu.Find(listEnv(env), fsys)
-	return &gpus{uuids, debug}
-}
-
-// compute is Run's path after the GPU search: read, detect, write. Its
-// steps keep what they hand on in the scratch, and the result too, not in
-// a frame of compute's (the package's stack rule).
-func compute(env []string, opts *Options) *Result {
-	sc := newScratch()
-	sc.read(env, opts)
-	if sc.detect(opts) {
-		sc.write(env, opts)
-	} else {
-		// Outside Slurm there is no identity to write, so no reason to
-		// touch the user's carrier, malformed or not. An inherited Slurm
-		// key still makes it Slurm's: a task's key, which the detector
-		// never confirms outside a step, is removed.
-		sc.result = Result{Warnings: sc.state.warnings, Debug: sc.state.debug}
-	}
-	return &sc.result
-}
-
-// read takes the variables the Slurm detector reads from env, in one pass
-// (no map of the whole environment is built), and parses the inherited
-// carrier, repaired.
-//
-//go:noinline
-func (sc *scratch) read(env []string, opts *Options) {
-	vars, st := &sc.task.Vars, &sc.state
-	vars.ReadList(env)
+func (sc *scratch) readTask(req *Request) {
+	vars, st, opts := &sc.task.Vars, &sc.state, &req.Options
+	vars.ReadList(req.Env)
 	sc.task.Ranks = opts.Ranks
 	switch {
 	case opts.Step != nil:
@@ -279,40 +253,90 @@ func (sc *scratch) read(env []string, opts *Options) {
 	st.repair = len(st.dropped) > 0
 }
 
-// detect finds the keys to write, the Slurm detector's and the GPU keys,
-// and reports whether the carrier is Slurm's to write: something was
-// detected, or an inherited key is one Run manages.
+// detectSlurm finds the Slurm detector's keys to write, with its warnings.
 //
 //go:noinline
-func (sc *scratch) detect(opts *Options) bool {
+func (sc *scratch) detectSlurm() {
 	st := &sc.state
 	st.detected, st.warnings = sc.task.AppendStrings(sc.detected[:0], st.inherited)
+}
+
+// findGPUs finds the GPUs Slurm gave the task, on the node whose files
+// req.Node reads (nil: none searched), and adds their keys to the detected
+// ones in a step's task, with the search's notes. The search reads the
+// task's Vars, which readTask filled; it reads no file when the task
+// names no GPUs (neither CUDA_VISIBLE_DEVICES nor SLURM_STEP_GPUS set and
+// non-empty). A stage of its own, called from Run's shallow frame, so that
+// the search's system calls fit the stack of a call from C.
+//
+//go:noinline
+func (sc *scratch) findGPUs(req *Request) {
+	if req.Node == nil {
+		return
+	}
+	st := &sc.state
+	uuids, debug := gpu.Find(&sc.task.Vars, req.Node)
 	// The GPU keys are a step task's own (docs/spec.md, section 3).
 	// Outside a step the task's GPUs are not asked for: no note either.
-	if gpus := opts.gpus; gpus != nil && sc.task.Vars.InStep() {
-		st.debug = gpus.debug
-		st.detected = appendGPUs(st.detected, gpus.uuids)
+	if sc.task.Vars.InStep() {
+		st.debug = debug
+		st.detected = appendGPUs(st.detected, uuids)
 	}
+}
+
+// mergeCarrier merges the detected keys into the inherited carrier and
+// reports whether the result is to be formatted. Otherwise it sets
+// sc.result: the carrier is not Slurm's to write, or it stays as it was.
+//
+//go:noinline
+func (sc *scratch) mergeCarrier(req *Request) bool {
+	st := &sc.state
+	if !sc.slurmsCarrier() {
+		// Outside Slurm there is no identity to write, so no reason to
+		// touch the user's carrier, malformed or not. An inherited Slurm
+		// key still makes it Slurm's: a task's key, which the detector
+		// never confirms outside a step, is removed.
+		sc.result = Result{Warnings: st.warnings, Debug: st.debug}
+		return false
+	}
+	detected, unwritable := libcarrier.Repair(st.detected)
+	st.dropped = append(st.dropped, unwritable...)
+	var changed bool
+	st.out, changed = merge(sc.out[:0], st.inherited, detected, req.Options.Exclude, &sc.task)
+	if !changed && !st.repair {
+		sc.result = Result{Warnings: st.warnings, Dropped: st.dropped, Debug: st.debug}
+		return false
+	}
+	return true
+}
+
+// slurmsCarrier reports whether the carrier is Slurm's to write: a key
+// was detected, the Slurm detector's or a GPU key, or an inherited key is
+// one Run manages.
+func (sc *scratch) slurmsCarrier() bool {
+	st := &sc.state
 	return len(st.detected) > 0 || slices.ContainsFunc(st.inherited, func(kv libcarrier.KeyValue) bool { return manages(&sc.task, kv.Key) })
 }
 
-// write merges the detected keys into the inherited carrier, formats the
-// result and sets sc.result.
+// formatCarrier formats the merged carrier in its canonical form.
 //
 //go:noinline
-func (sc *scratch) write(env []string, opts *Options) {
+func (sc *scratch) formatCarrier() {
 	st := &sc.state
-	detected, unwritable := libcarrier.Repair(st.detected)
-	dropped := append(st.dropped, unwritable...)
-	out, changed := merge(sc.out[:0], st.inherited, detected, opts.Exclude, &sc.task)
-	if !changed && !st.repair {
-		sc.result = Result{Warnings: st.warnings, Dropped: dropped, Debug: st.debug}
-		return
-	}
 	// Inherited and Slurm entries are repaired, so nothing is dropped here;
 	// the warnings are about long values, which are written.
-	value, formatWarnings := st.text.FormatList(out)
-	sc.result = outcome(env, st.oldValue, st.oldSet, value, opts.budget(), append(st.warnings, formatWarnings...), dropped, st.debug)
+	var formatWarnings []libcarrier.Warning
+	st.value, formatWarnings = st.text.FormatList(st.out)
+	st.warnings = append(st.warnings, formatWarnings...)
+}
+
+// checkSize sets sc.result to the formatted carrier, unless it would not
+// fit the task's execve (fitResult).
+//
+//go:noinline
+func (sc *scratch) checkSize(req *Request) {
+	st := &sc.state
+	sc.result = fitResult(req.Env, st.oldValue, st.oldSet, st.value, req.Options.budget(), st.warnings, st.dropped, st.debug)
 }
 
 // excluded reports whether exclude names key: itself, or an entry
@@ -346,38 +370,10 @@ func appendGPUs(detected []libcarrier.KeyValue, uuids []string) []libcarrier.Key
 	return detected
 }
 
-// namesGPUs reports whether env sets CUDA_VISIBLE_DEVICES or
-// SLURM_STEP_GPUS to a non-empty value: whether gpu.Find has work.
-func namesGPUs(env []string) bool {
-	for _, kv := range env {
-		if strs.HasPrefix(kv, "CUDA_VISIBLE_DEVICES=") && len(kv) > len("CUDA_VISIBLE_DEVICES=") ||
-			strs.HasPrefix(kv, "SLURM_STEP_GPUS=") && len(kv) > len("SLURM_STEP_GPUS=") {
-			return true
-		}
-	}
-	return false
-}
-
-// listEnv is a task's environment, "NAME=value" strings, as an
-// environ.Env: the first entry of a name wins, as for getenv(3). Package
-// gpu looks up a few variables, once each; a map of the whole
-// environment would cost more.
-type listEnv []string
-
-// Lookup returns the value of the first entry of key.
-func (l listEnv) Lookup(key string) (string, bool) {
-	for _, kv := range l {
-		if len(kv) > len(key) && kv[len(key)] == '=' && kv[:len(key)] == key {
-			return kv[len(key)+1:], true
-		}
-	}
-	return "", false
-}
-
-// outcome is the Result for a task of environment env whose carrier, set
-// or not (oldSet) to oldValue, changes to value: unset when value is
+// fitResult is the Result for a task of environment env whose carrier,
+// set or not (oldSet) to oldValue, changes to value: unset when value is
 // empty, left as it was when value would not fit execve.
-func outcome(env []string, oldValue string, oldSet bool, value string, maxEnvBytes int, warnings, dropped, debug []libcarrier.Warning) Result {
+func fitResult(env []string, oldValue string, oldSet bool, value string, maxEnvBytes int, warnings, dropped, debug []libcarrier.Warning) Result {
 	if value == "" {
 		return Result{Changed: true, Unset: true, Warnings: warnings, Dropped: dropped, Debug: debug}
 	}

@@ -78,24 +78,25 @@ const nvidiaMajor = 195
 // and one warning, under [KeyUUID], that says why: never a GPU it cannot
 // prove.
 func Find(env environ.Env, fsys FS) ([]string, []libcarrier.Warning) {
-	visible, _ := env.Lookup("CUDA_VISIBLE_DEVICES")
-	step, _ := env.Lookup("SLURM_STEP_GPUS")
+	visible, _ := env.Lookup(keys.VarVisibleDevices)
+	step, _ := env.Lookup(keys.VarStepGPUs)
 	if visible == "" && step == "" {
 		return nil, nil
 	}
-	// Three steps, each in a frame of its own, and their state on the
-	// heap, in the one allocation that also holds the buffer the files
-	// are read into (the stack rule: package taskenv).
+	// Three steps, parse the variables, read the node's files, match the
+	// two, each in a frame of its own, and their state on the heap, in
+	// the one allocation that also holds the buffer the files are read
+	// into (the stack rule: package taskenv).
 	sr := new(search)
 	req, facts := &sr.req, &sr.facts
 	facts.buf = sr.room[:0]
-	err := req.read(env, visible, step)
+	err := req.parseVars(env, visible, step)
 	if err == nil {
-		err = facts.read(fsys, req.confDir, req.node)
+		err = facts.readNodeFiles(fsys, req.confDir, req.node)
 	}
 	var uuids []string
 	if err == nil {
-		uuids, err = answer(req, facts)
+		uuids, err = matchGPUs(req, facts)
 	}
 	if err == nil {
 		err = fits(uuids)
@@ -160,8 +161,12 @@ type request struct {
 	pciOrder      bool     // CUDA_DEVICE_ORDER=PCI_BUS_ID
 }
 
+// parseVars fills r from the task's variables, visible and step being
+// CUDA_VISIBLE_DEVICES and SLURM_STEP_GPUS, or says why they name no GPU
+// the search can find.
+//
 //go:noinline
-func (r *request) read(env environ.Env, visible, step string) error {
+func (r *request) parseVars(env environ.Env, visible, step string) error {
 	r.visible, r.step = visible, step
 	if visible == "" {
 		return errors.New("SLURM_STEP_GPUS is set but CUDA_VISIBLE_DEVICES is not")
@@ -186,7 +191,7 @@ func (r *request) read(env environ.Env, visible, step string) error {
 	if len(r.gres) != n {
 		return errors.New("CUDA_VISIBLE_DEVICES=" + visible + " and SLURM_STEP_GPUS=" + step + " differ in length")
 	}
-	if r.onNode, err = envInt(env, "SLURM_GPUS_ON_NODE"); err != nil {
+	if r.onNode, err = envInt(env, keys.VarGPUsOnNode); err != nil {
 		return err
 	}
 	if n > r.onNode {
@@ -194,14 +199,14 @@ func (r *request) read(env environ.Env, visible, step string) error {
 	}
 	// slurmstepd puts slurmd's SLURM_CONF in every task (env.c,
 	// setup_env): in configless mode a file in slurmd's conf-cache.
-	confFile, _ := env.Lookup("SLURM_CONF")
+	confFile, _ := env.Lookup(keys.VarSlurmConf)
 	slash := lastSlash(confFile)
 	if slash < 0 || confFile[0] != '/' {
 		return errors.New("SLURM_CONF=" + strconv.Quote(confFile) + " names no configuration directory")
 	}
 	r.confDir = confFile[:slash+1]
-	r.node, _ = env.Lookup("SLURMD_NODENAME")
-	order, _ := env.Lookup("CUDA_DEVICE_ORDER")
+	r.node, _ = env.Lookup(keys.VarNodeName)
+	order, _ := env.Lookup(keys.VarDeviceOrder)
 	r.pciOrder = order == "PCI_BUS_ID"
 	return nil
 }
@@ -221,8 +226,12 @@ type nodeFacts struct {
 	oracle   bool
 }
 
+// readNodeFiles fills f from the node's files, slurmd's configuration in
+// confDir for the node named node and the driver's, or says why they
+// cannot be used.
+//
 //go:noinline
-func (f *nodeFacts) read(fsys FS, confDir, node string) error {
+func (f *nodeFacts) readNodeFiles(fsys FS, confDir, node string) error {
 	// slurmd takes fake_gpus.conf for the detected GPUs and re-sorts
 	// them (gres_gpu.c): a test setup, not read here.
 	switch _, err := fsys.Stat(confDir + "fake_gpus.conf"); {
@@ -307,10 +316,10 @@ func (f *nodeFacts) readConstrainDevices(fsys FS, name string) (bool, error) {
 	return false, err
 }
 
-// answer maps the task's entries to UUIDs, or says why it cannot.
+// matchGPUs maps the task's entries to UUIDs, or says why it cannot.
 //
 //go:noinline
-func answer(r *request, f *nodeFacts) ([]string, error) {
+func matchGPUs(r *request, f *nodeFacts) ([]string, error) {
 	if r.named != nil {
 		return byUUID(r, f)
 	}

@@ -17,7 +17,8 @@ import (
 var update = flag.Bool("update", false, "rewrite rules_gen.go and lookup_gen.go from the key table")
 
 // TestGenerated fails when rules_gen.go or lookup_gen.go is not what the
-// key table's Slurm rows (internal/keys), derivers and fixedVarNames give;
+// key table's Slurm rows (internal/keys), derivers, fixedVarNames and
+// gpuVarNames give;
 // `go generate` (this test with -update) rewrites them.
 //
 // The lookups are switches, not searches of a table: the compiler's string
@@ -31,7 +32,7 @@ func TestGenerated(t *testing.T) {
 		}
 	}
 	gencheck.File(t, "rules_gen.go", rulesSource(t, rows), *update, "the key table and derivers", "./detect/slurm")
-	gencheck.File(t, "lookup_gen.go", lookupSource(rows), *update, "the key table and fixedVarNames", "./detect/slurm")
+	gencheck.File(t, "lookup_gen.go", lookupSource(rows), *update, "the key table, fixedVarNames and gpuVarNames", "./detect/slurm")
 }
 
 // generatedHeader starts each file TestGenerated writes.
@@ -100,6 +101,11 @@ func deriverName(key string) string {
 // their index.
 func lookupSource(rows []keys.Key) []byte {
 	names := slices.Clone(fixedVarNames[:])
+	for _, name := range gpuVarNames {
+		if !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+	}
 	var indexes [][]int
 	for _, k := range rows {
 		var idx []int
@@ -117,7 +123,7 @@ func lookupSource(rows []keys.Key) []byte {
 	var b bytes.Buffer
 	b.WriteString(generatedHeader)
 	b.WriteString("// numVars is the number of variables a Vars holds.\nconst numVars = " + strconv.Itoa(len(names)) + "\n\n")
-	b.WriteString("// varNames are the variables a Vars holds, by index: fixedVarNames,\n// then the variables of the rules.\n")
+	b.WriteString("// varNames are the variables a Vars holds, by index: fixedVarNames,\n// gpuVarNames, then the variables of the rules.\n")
 	b.WriteString("var varNames = [numVars]string{\n")
 	for _, name := range names {
 		b.WriteString("\t" + strconv.Quote(name) + ",\n")

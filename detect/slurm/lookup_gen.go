@@ -3,10 +3,10 @@
 package slurm
 
 // numVars is the number of variables a Vars holds.
-const numVars = 33
+const numVars = 38
 
 // varNames are the variables a Vars holds, by index: fixedVarNames,
-// then the variables of the rules.
+// gpuVarNames, then the variables of the rules.
 var varNames = [numVars]string{
 	"OTEL_RESOURCE_ATTRIBUTES",
 	"SLURM_JOB_ID",
@@ -18,13 +18,18 @@ var varNames = [numVars]string{
 	"SLURM_RESTART_COUNT",
 	"TORCHELASTIC_RESTART_COUNT",
 	"TORCHELASTIC_RUN_ID",
+	"CUDA_VISIBLE_DEVICES",
+	"SLURM_STEP_GPUS",
+	"SLURM_GPUS_ON_NODE",
+	"SLURM_CONF",
+	"SLURMD_NODENAME",
+	"CUDA_DEVICE_ORDER",
 	"SLURM_LOCALID",
 	"SLURM_PROCID",
 	"SLURM_STEP_NUM_TASKS",
 	"SLURM_ARRAY_TASK_COUNT",
 	"LENS_SLURM_ARRAY_SLUID",
 	"NV_LAUNCH_ARRAY_SLUID",
-	"SLURMD_NODENAME",
 	"SLURM_JOB_ACCOUNT",
 	"SLURM_JOB_NAME",
 	"SLURM_JOB_QOS",
@@ -46,36 +51,36 @@ var varNames = [numVars]string{
 // ruleVars are the indexes in varNames of the vars of each rule.
 var ruleVars = [NumKeys][]uint8{
 	nil,          // nv.dl.job.uuid
-	{10},         // nv.dl.local_rank: SLURM_LOCALID
-	{11},         // nv.dl.rank: SLURM_PROCID
+	{16},         // nv.dl.local_rank: SLURM_LOCALID
+	{17},         // nv.dl.rank: SLURM_PROCID
 	nil,          // nv.dl.run.uuid
-	{12},         // nv.dl.world_size: SLURM_STEP_NUM_TASKS
-	{13},         // slurm.array.count: SLURM_ARRAY_TASK_COUNT
+	{18},         // nv.dl.world_size: SLURM_STEP_NUM_TASKS
+	{19},         // slurm.array.count: SLURM_ARRAY_TASK_COUNT
 	{2, 1},       // slurm.array.job_id: SLURM_ARRAY_JOB_ID SLURM_JOB_ID
-	{14, 15},     // slurm.array.sluid: LENS_SLURM_ARRAY_SLUID NV_LAUNCH_ARRAY_SLUID
+	{20, 21},     // slurm.array.sluid: LENS_SLURM_ARRAY_SLUID NV_LAUNCH_ARRAY_SLUID
 	{3},          // slurm.array.task_id: SLURM_ARRAY_TASK_ID
 	{4},          // slurm.cluster.name: SLURM_CLUSTER_NAME
-	{16},         // slurm.head_node.name: SLURMD_NODENAME
-	{17},         // slurm.job.account: SLURM_JOB_ACCOUNT
+	{14},         // slurm.head_node.name: SLURMD_NODENAME
+	{22},         // slurm.job.account: SLURM_JOB_ACCOUNT
 	nil,          // slurm.job.id
 	{1},          // slurm.job.id.raw: SLURM_JOB_ID
-	{18},         // slurm.job.name: SLURM_JOB_NAME
-	{19},         // slurm.job.qos: SLURM_JOB_QOS
-	{20},         // slurm.job.reservation: SLURM_JOB_RESERVATION
-	{21},         // slurm.job.user: SLURM_JOB_USER
-	{22, 23},     // slurm.nnodes: SLURM_JOB_NUM_NODES SLURM_NNODES
-	{16},         // slurm.node.name: SLURMD_NODENAME
-	{24},         // slurm.ntasks: SLURM_NTASKS
-	{25, 26},     // slurm.partition: SLURM_JOB_PARTITION SLURM_PARTITION
+	{23},         // slurm.job.name: SLURM_JOB_NAME
+	{24},         // slurm.job.qos: SLURM_JOB_QOS
+	{25},         // slurm.job.reservation: SLURM_JOB_RESERVATION
+	{26},         // slurm.job.user: SLURM_JOB_USER
+	{27, 28},     // slurm.nnodes: SLURM_JOB_NUM_NODES SLURM_NNODES
+	{14},         // slurm.node.name: SLURMD_NODENAME
+	{29},         // slurm.ntasks: SLURM_NTASKS
+	{30, 31},     // slurm.partition: SLURM_JOB_PARTITION SLURM_PARTITION
 	{7},          // slurm.restart_count: SLURM_RESTART_COUNT
-	{27},         // slurm.segment: SLURM_SEGMENT
-	{28, 29, 30}, // slurm.sluid: LENS_SLURM_SLUID NV_LAUNCH_SLUID SLURM_JOB_SLUID
+	{32},         // slurm.segment: SLURM_SEGMENT
+	{33, 34, 35}, // slurm.sluid: LENS_SLURM_SLUID NV_LAUNCH_SLUID SLURM_JOB_SLUID
 	nil,          // slurm.step.id
-	{12},         // slurm.step.ntasks: SLURM_STEP_NUM_TASKS
-	{11},         // slurm.task.id: SLURM_PROCID
-	{10},         // slurm.task.local_id: SLURM_LOCALID
-	{31},         // slurm.topology.addr: SLURM_TOPOLOGY_ADDR
-	{32},         // slurm.topology.addr_pattern: SLURM_TOPOLOGY_ADDR_PATTERN
+	{18},         // slurm.step.ntasks: SLURM_STEP_NUM_TASKS
+	{17},         // slurm.task.id: SLURM_PROCID
+	{16},         // slurm.task.local_id: SLURM_LOCALID
+	{36},         // slurm.topology.addr: SLURM_TOPOLOGY_ADDR
+	{37},         // slurm.topology.addr_pattern: SLURM_TOPOLOGY_ADDR_PATTERN
 }
 
 // varIndex returns the index of the variable name in a Vars, or -1.
@@ -101,52 +106,62 @@ func varIndex(name string) int {
 		return 8
 	case "TORCHELASTIC_RUN_ID":
 		return 9
-	case "SLURM_LOCALID":
+	case "CUDA_VISIBLE_DEVICES":
 		return 10
-	case "SLURM_PROCID":
+	case "SLURM_STEP_GPUS":
 		return 11
-	case "SLURM_STEP_NUM_TASKS":
+	case "SLURM_GPUS_ON_NODE":
 		return 12
-	case "SLURM_ARRAY_TASK_COUNT":
+	case "SLURM_CONF":
 		return 13
-	case "LENS_SLURM_ARRAY_SLUID":
-		return 14
-	case "NV_LAUNCH_ARRAY_SLUID":
-		return 15
 	case "SLURMD_NODENAME":
+		return 14
+	case "CUDA_DEVICE_ORDER":
+		return 15
+	case "SLURM_LOCALID":
 		return 16
-	case "SLURM_JOB_ACCOUNT":
+	case "SLURM_PROCID":
 		return 17
-	case "SLURM_JOB_NAME":
+	case "SLURM_STEP_NUM_TASKS":
 		return 18
-	case "SLURM_JOB_QOS":
+	case "SLURM_ARRAY_TASK_COUNT":
 		return 19
-	case "SLURM_JOB_RESERVATION":
+	case "LENS_SLURM_ARRAY_SLUID":
 		return 20
-	case "SLURM_JOB_USER":
+	case "NV_LAUNCH_ARRAY_SLUID":
 		return 21
-	case "SLURM_JOB_NUM_NODES":
+	case "SLURM_JOB_ACCOUNT":
 		return 22
-	case "SLURM_NNODES":
+	case "SLURM_JOB_NAME":
 		return 23
-	case "SLURM_NTASKS":
+	case "SLURM_JOB_QOS":
 		return 24
-	case "SLURM_JOB_PARTITION":
+	case "SLURM_JOB_RESERVATION":
 		return 25
-	case "SLURM_PARTITION":
+	case "SLURM_JOB_USER":
 		return 26
-	case "SLURM_SEGMENT":
+	case "SLURM_JOB_NUM_NODES":
 		return 27
-	case "LENS_SLURM_SLUID":
+	case "SLURM_NNODES":
 		return 28
-	case "NV_LAUNCH_SLUID":
+	case "SLURM_NTASKS":
 		return 29
-	case "SLURM_JOB_SLUID":
+	case "SLURM_JOB_PARTITION":
 		return 30
-	case "SLURM_TOPOLOGY_ADDR":
+	case "SLURM_PARTITION":
 		return 31
-	case "SLURM_TOPOLOGY_ADDR_PATTERN":
+	case "SLURM_SEGMENT":
 		return 32
+	case "LENS_SLURM_SLUID":
+		return 33
+	case "NV_LAUNCH_SLUID":
+		return 34
+	case "SLURM_JOB_SLUID":
+		return 35
+	case "SLURM_TOPOLOGY_ADDR":
+		return 36
+	case "SLURM_TOPOLOGY_ADDR_PATTERN":
+		return 37
 	}
 	return -1
 }

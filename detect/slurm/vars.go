@@ -2,6 +2,7 @@ package slurm
 
 import (
 	"github.com/spank-otel/spank-otel/environ"
+	"github.com/spank-otel/spank-otel/internal/keys"
 	"github.com/spank-otel/spank-otel/internal/strs"
 	"github.com/spank-otel/spank-otel/libcarrier"
 )
@@ -39,17 +40,33 @@ var fixedVarNames = [numFixedVars]string{
 	varTorchRunID:        "TORCHELASTIC_RUN_ID",
 }
 
+// gpuVarNames are the variables package gpu reads, which a Vars holds too
+// (after fixedVarNames, before the rules'), so that the task path reads a
+// task's environment once and hands the GPU search the same Vars, as an
+// [environ.Env]. It reads them by name, through [Vars.Lookup].
+var gpuVarNames = [...]string{
+	keys.VarVisibleDevices,
+	keys.VarStepGPUs,
+	keys.VarGPUsOnNode,
+	keys.VarSlurmConf,
+	keys.VarNodeName,
+	keys.VarDeviceOrder,
+}
+
 // Vars.set has one bit per variable.
 var _ [64 - numVars]struct{}
 
-// Vars is the part of a task's environment that the Slurm detector and the
-// derivations of package uuidderive read: OTEL_RESOURCE_ATTRIBUTES and a
-// fixed set of about thirty SLURM_*, SLURMD_*, LENS_*, NV_LAUNCH_* and
-// TORCHELASTIC_* variables. Every other variable is unset in a Vars.
+// Vars is the part of a task's environment that the Slurm detector, the
+// derivations of package uuidderive and the GPU search (package gpu)
+// read: OTEL_RESOURCE_ATTRIBUTES, a fixed set of about thirty SLURM_*,
+// SLURMD_*, LENS_*, NV_LAUNCH_* and TORCHELASTIC_* variables, and the
+// GPU search's CUDA_* and SLURM_* variables (internal/keys). Every other
+// variable is unset in a Vars.
 //
-// [Vars.ReadList] fills a fixed array and does not allocate, where a map
-// of the whole environment would: a *Vars is the [environ.Env] of the
-// per-task path. The zero Vars is an empty environment.
+// [Vars.ReadList] fills a fixed array in one pass over the environment
+// and does not allocate, where a map of the whole environment would: a
+// *Vars is the one view, and the [environ.Env], of a task's environment
+// on the per-task path. The zero Vars is an empty environment.
 type Vars struct {
 	values [numVars]string
 	set    uint64 // bit i: values[i] is set

@@ -198,17 +198,6 @@ func TestSetInStep(t *testing.T) {
 	}
 }
 
-// recorder is an Env that records every variable looked up in it.
-type recorder struct {
-	env  environ.Env
-	read map[string]bool
-}
-
-func (r recorder) Lookup(name string) (string, bool) {
-	r.read[name] = true
-	return r.env.Lookup(name)
-}
-
 // slurmEnvVariants are environments that lead the Slurm detector and the
 // UUID derivations down each of their paths.
 func slurmEnvVariants(tb testing.TB) []environ.Map {
@@ -250,11 +239,16 @@ func slurmEnvVariants(tb testing.TB) []environ.Map {
 // The Slurm detector reads a Vars by variable index, so it can only read
 // what a Vars holds: the carrier, the step ids, the variables of its
 // rules, and those of the job UUID. Package uuidderive looks variables
-// up by name, and a Vars is meant to serve it too.
+// up by name, and a Vars is meant to serve it too. So is the GPU search,
+// which reads gpuVarNames: taskenv's TestVarsHoldWhatGPUSearchReads
+// checks that it reads no other.
 func TestVarsHoldWhatDetectorsRead(t *testing.T) {
 	read := map[string]bool{}
 	for _, i := range []int{varCarrier, varStepID, varStepIDOld} {
 		read[varNames[i]] = true
+	}
+	for _, name := range gpuVarNames {
+		read[name] = true
 	}
 	for _, r := range rules {
 		for _, name := range r.vars {
@@ -262,7 +256,7 @@ func TestVarsHoldWhatDetectorsRead(t *testing.T) {
 		}
 	}
 	for _, env := range slurmEnvVariants(t) {
-		r := recorder{env: env, read: read}
+		r := slurmtest.Recorder{Env: env, Read: read}
 		for _, runID := range []string{"", "run-1"} {
 			uuidderive.JobName(r)
 			uuidderive.JobUUID(r)

@@ -128,6 +128,30 @@ const (
 // DLRank is the rank of a training worker.
 const DLRank = "nv.dl.rank"
 
+// The variables of a task's environment the GPU detector (package
+// detect/gpu) reads, stated here once for it and for the Slurm detector's
+// Vars (detect/slurm), which holds them too: the task path reads a task's
+// environment once, into the one view both detectors read.
+const (
+	// VarVisibleDevices is CUDA_VISIBLE_DEVICES: the task's GPUs as CUDA
+	// numbers them, or their UUIDs.
+	VarVisibleDevices = "CUDA_VISIBLE_DEVICES"
+	// VarStepGPUs is SLURM_STEP_GPUS: the step's GPUs on the node, by
+	// gres.conf index.
+	VarStepGPUs = "SLURM_STEP_GPUS"
+	// VarGPUsOnNode is SLURM_GPUS_ON_NODE: how many GPUs the step has on
+	// the node.
+	VarGPUsOnNode = "SLURM_GPUS_ON_NODE"
+	// VarSlurmConf is SLURM_CONF: slurmd's slurm.conf, whose directory
+	// holds gres.conf and cgroup.conf.
+	VarSlurmConf = "SLURM_CONF"
+	// VarNodeName is SLURMD_NODENAME: the node's name in gres.conf.
+	VarNodeName = "SLURMD_NODENAME"
+	// VarDeviceOrder is CUDA_DEVICE_ORDER: PCI_BUS_ID asks CUDA for PCI
+	// order.
+	VarDeviceOrder = "CUDA_DEVICE_ORDER"
+)
+
 // table is every key, sorted by name, bytewise, which is also the order of
 // the Slurm detector's results. A key added here comes to IsInteger and
 // WriterOf, and a Slurm key to the detector's rules, by `go generate`;

@@ -22,6 +22,20 @@ import (
 // CarrierVar is OTEL_RESOURCE_ATTRIBUTES, to keep tables short.
 const CarrierVar = "OTEL_RESOURCE_ATTRIBUTES"
 
+// Recorder is an environ.Env that records in Read the name of every
+// variable looked up in it: the tests that keep a slurm.Vars holding what
+// each detector reads use it.
+type Recorder struct {
+	Env  environ.Env
+	Read map[string]bool
+}
+
+// Lookup records name and returns its value in r.Env.
+func (r Recorder) Lookup(name string) (string, bool) {
+	r.Read[name] = true
+	return r.Env.Lookup(name)
+}
+
 // Deleted, as a value given to With, removes the key.
 const Deleted = "\x00deleted"
 
