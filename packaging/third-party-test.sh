@@ -12,9 +12,18 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/packaging/lib/host.sh"
 ensure_packages curl git python3
 tmp=$(mktemp -d)
-servers=()
+# The servers' pids are in files: serve runs in $(...), a subshell, whose
+# variables the script never sees.
+stop_servers() {
+	local pidfile pid
+	for pidfile in "$tmp"/server.*.pid; do
+		[ -f "$pidfile" ] || continue
+		pid=$(<"$pidfile")
+		kill "$pid" 2>/dev/null && while kill -0 "$pid" 2>/dev/null; do sleep 0.05; done
+	done
+}
 cleanup() {
-	((${#servers[@]} == 0)) || kill "${servers[@]}" 2>/dev/null || :
+	stop_servers
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -34,7 +43,7 @@ check() { # name, then a command that must succeed
 # serve DIR prints the port of an HTTP server of DIR on 127.0.0.1.
 serve() {
 	python3 -m http.server --bind 127.0.0.1 --directory "$1" 0 >"$tmp/server.$#.log" 2>&1 &
-	servers+=($!)
+	echo $! >"$tmp/server.$#.pid"
 	local log=$tmp/server.$#.log i
 	for ((i = 0; i < 50; i++)); do
 		grep -qo 'port [0-9]*' "$log" 2>/dev/null && break
@@ -146,4 +155,11 @@ while IFS=$'\t' read -r file _; do
 	check "packaging/third-party.tsv: $file has the contents it names" \
 		bash -c '. "$1"; third_party_archive "$2" >/dev/null' _ "$top/packaging/lib/host.sh" "$file"
 done <"$top/packaging/third-party.tsv"
+
+# Nothing the test started outlives it.
+no_server_left() {
+	stop_servers
+	! pgrep -f "http.server --bind 127.0.0.1 --directory $tmp/" >/dev/null
+}
+check "no HTTP server of the test is left running" no_server_left
 exit "$fail"
