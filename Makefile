@@ -36,10 +36,13 @@ VERSION   ?= 0.1.0
 # The release table (packaging/releases.tsv): the releases the cluster
 # tests (every one), those whose packages make test builds and tests (the
 # ones SchedMD supports), and the default release (the newest of those).
-releases = $(shell awk -F'\t' '!/^\#/ && NF >= 4 $(1) { print $$1 }' packaging/releases.tsv)
-SLURMS    ?= $(call releases)
-PACKAGE_SLURMS ?= $(call releases,&& $$4 == "yes")
-SLURM     ?= $(lastword $(PACKAGE_SLURMS))
+# Read once per make, by common.sh's reader of the table.
+releases = $(shell bash -c '. packaging/lib/common.sh && slurm_releases $(1) | paste -sd" "')
+RELEASES := $(call releases)
+SUPPORTED_RELEASES := $(call releases,supported yes)
+SLURMS    ?= $(RELEASES)
+PACKAGE_SLURMS ?= $(SUPPORTED_RELEASES)
+SLURM     ?= $(lastword $(SUPPORTED_RELEASES))
 BUILD     := build
 PLUGINDIR ?= /usr/lib/x86_64-linux-gnu/slurm-wlm
 DEFAULT_LIB ?= $(PLUGINDIR)/libspankotel.so

@@ -76,26 +76,29 @@ need() {
 	done
 }
 
-# slurm_releases prints the rows of packaging/releases.tsv (the release
-# table; SPANK_OTEL_RELEASES for tests) whose column COLUMN (suite, source,
-# supported) is VALUE, or all of them, one release a line, in the
-# table's order.
+# release_table prints the path of packaging/releases.tsv, the release
+# table (SPANK_OTEL_RELEASES for tests).
+release_table() {
+	echo "${SPANK_OTEL_RELEASES:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/releases.tsv}"
+}
+
+# slurm_releases [COLUMN VALUE] prints the releases of the release table
+# whose COLUMN (suite, source, supported) is VALUE, or all of them, one a
+# line, in the table's order.
 slurm_releases() {
-	local table=${SPANK_OTEL_RELEASES:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/releases.tsv}
 	awk -F'\t' -v col="${1:-}" -v val="${2:-}" '
 		/^#/ || NF < 4 { next }
 		col == "" || (col == "suite" && $2 == val) || (col == "source" && $3 == val) ||
-			(col == "supported" && $4 == val) { print $1 }' "$table"
+			(col == "supported" && $4 == val) { print $1 }' "$(release_table)"
 }
 
 # slurm_field RELEASE COLUMN prints that column of RELEASE's row, or fails
 # for a release the table does not name.
 slurm_field() {
-	local table=${SPANK_OTEL_RELEASES:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/releases.tsv}
 	awk -F'\t' -v r="$1" -v col="$2" '
 		/^#/ || NF < 4 || $1 != r { next }
 		{ print (col == "suite" ? $2 : col == "source" ? $3 : $4); found = 1 }
-		END { exit !found }' "$table"
+		END { exit !found }' "$(release_table)"
 }
 
 # slurm_suite maps a Slurm major.minor to the Debian suite that ships it.
