@@ -113,7 +113,8 @@ func (f *FS) lookup(name string) (kind byte, data string, ok bool) {
 }
 
 // absent is the error for a name recorded as absent, worded as the
-// node's own (gpu.Root's) for the same name.
+// node's own (gpu.Root's) for the same name. Its own frame holds the
+// allocation, off the methods' (the stack rule: package taskenv).
 //
 //go:noinline
 func absent(op, name string) error {

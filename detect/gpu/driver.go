@@ -193,9 +193,9 @@ func (f *nodeFacts) readDriver(fsys FS) ([]driverGPU, error) {
 	if err != nil {
 		return nil, confError("the NVIDIA driver's GPU list: ", err.Error(), "")
 	}
-	gpus := f.gpuRoom[:0]
-	if len(names) > len(f.gpuRoom) {
-		gpus = make([]driverGPU, 0, len(names))
+	gpus := f.gpuRoom[:]
+	if len(names) > len(gpus) {
+		gpus = make([]driverGPU, len(names))
 	}
 	gpus = gpus[:len(names)]
 	for i, name := range names {
