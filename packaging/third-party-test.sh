@@ -19,7 +19,8 @@ stop_servers() {
 	for pidfile in "$tmp"/server.*.pid; do
 		[ -f "$pidfile" ] || continue
 		pid=$(<"$pidfile")
-		kill "$pid" 2>/dev/null && while kill -0 "$pid" 2>/dev/null; do sleep 0.05; done
+		kill "$pid" 2>/dev/null || continue # stopped already
+		while kill -0 "$pid" 2>/dev/null; do sleep 0.05; done
 	done
 }
 cleanup() {
