@@ -51,26 +51,6 @@
 #include "headroom.h"
 #include "helper_main.h"
 #include "membound.h"
-#include <link.h>
-#include <sys/resource.h>
-#include <sys/mman.h>
-static int pf_cb(struct dl_phdr_info *i, size_t sz, void *d) {
-	(void)sz;
-	if (i->dlpi_addr != (ElfW(Addr))d) return 0;
-	for (int k = 0; k < i->dlpi_phnum; k++) {
-		const ElfW(Phdr) *ph = &i->dlpi_phdr[k];
-		if (ph->p_type != PT_LOAD || (ph->p_flags & PF_W)) continue;
-		uintptr_t a = (i->dlpi_addr + ph->p_vaddr) & ~(uintptr_t)4095;
-		uintptr_t e = (i->dlpi_addr + ph->p_vaddr + ph->p_memsz + 4095) & ~(uintptr_t)4095;
-		madvise((void *)a, e - a, 22 /* MADV_POPULATE_READ */);
-	}
-	return 1;
-}
-static void prefault_lib(void *h) {
-	struct link_map *lm;
-	if (dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0) dl_iterate_phdr(pf_cb, (void *)lm->l_addr);
-}
-static int getenv_pf(void) { return access("/var/cache/b/PF", F_OK) == 0; }
 #include "pidfd.h"
 #include "privs.h"
 #include "wire.h"
@@ -605,7 +585,6 @@ void so_helper_main(const struct so_helper_config *cfg, pid_t task, int sock,
 	}
 	/* abi() returns once the Go runtime has started. */
 	loading = so_monotonic_us() - loading;
-	if (getenv_pf()) prefault_lib(h);
 	bound_memory(so_membound_call, &n);
 
 	errno = 0;
@@ -624,11 +603,8 @@ void so_helper_main(const struct so_helper_config *cfg, pid_t task, int sock,
 	rq.task.exclude = cfg->exclude;
 	rq.task.node_files = cfg->node_files;
 	rq.task.node_files_len = cfg->node_files ? cfg->node_files_len : 0;
-	struct rusage ru0, ru1; getrusage(RUSAGE_SELF, &ru0);
 	rc = fn(&rq.task, &value, &liblog);
 	called = so_monotonic_us() - called;
-	getrusage(RUSAGE_SELF, &ru1);
-	note(&n, SO_LINE_DEBUG, "faults in call %ld", ru1.ru_minflt - ru0.ru_minflt);
 	/* All of it is on the task's way to execve now. */
 	note(&n, SO_LINE_DEBUG, "helper: placed in %lld us, library loaded and started "
 		      "in %lld us, call %lld us",
