@@ -23,22 +23,18 @@
  * answers exactly one request and exits.
  */
 #define _GNU_SOURCE
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <time.h>
@@ -50,50 +46,16 @@
 #include "fullio.h"
 #include "headroom.h"
 #include "helper_main.h"
+#include "helperproc.h"
 #include "membound.h"
 #include "pidfd.h"
 #include "privs.h"
 #include "wire.h"
 
-#ifndef PROC_SUPER_MAGIC
-#define PROC_SUPER_MAGIC 0x9fa0
-#endif
-
 #define ENV_VAR "OTEL_RESOURCE_ATTRIBUTES"
 
 /* The descriptors the helper keeps, at fixed numbers. */
 enum { LIB_FD = 3, SOCK_FD = 4, FIRST_FREE_FD = 5 };
-
-/* The helper's own messages, sent ahead of the library's log. */
-struct notes {
-	char text[4096];
-	size_t len;
-};
-
-static void note(struct notes *n, char level, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void note(struct notes *n, char level, const char *fmt, ...)
-{
-	size_t room = sizeof(n->text) - n->len;
-	va_list ap;
-	int w;
-
-	if (room < 4)
-		return;
-	n->text[n->len++] = level;
-	n->text[n->len++] = ' ';
-	room -= 2;
-	va_start(ap, fmt);
-	w = vsnprintf(n->text + n->len, room, fmt, ap);
-	va_end(ap);
-	if (w < 0)
-		w = 0;
-	if ((size_t)w >= room - 1)
-		w = (int)room - 2;
-	n->len += (size_t)w;
-	n->text[n->len++] = '\n';
-}
 
 /* The helper's side of so_io_full: waits for the socket, or for the task
  * to end (its pidfd turns readable), which ends the wait with -1. No
@@ -124,17 +86,6 @@ static int task_fd = -1;
 /* The task's /proc/PID/cgroup, opened at the start, or -1: read by path. */
 static int task_cg_fd = -1;
 
-static int send_all(const void *buf, size_t len)
-{
-	return so_io_full(SOCK_FD, SO_IO_SEND, (void *)buf, len, helper_wait,
-			  &task_fd);
-}
-
-static int recv_all(void *buf, size_t len)
-{
-	return so_io_full(SOCK_FD, SO_IO_RECV, buf, len, helper_wait, &task_fd);
-}
-
 /* Has the task ended? Checked between the steps of the placement, so
  * that a helper whose task went away does not go on joining its cgroups
  * (the parent-death signal ends it too; this does not depend on it). */
@@ -145,74 +96,16 @@ static int task_gone(void)
 	return task_fd >= 0 && poll(&p, 1, 0) > 0;
 }
 
+/* The request's socket, waited on as helper_wait says. */
+static const struct so_channel task_channel = { SOCK_FD, helper_wait, &task_fd };
+
 /* Sends the answer and ends the helper. */
 static void __attribute__((noreturn))
-answer(enum so_status st, int rc, const char *value, const struct notes *n,
+answer(enum so_status st, int rc, const char *value, const struct so_notes *n,
        const char *liblog)
 {
-	struct so_wire_answer a;
-	size_t value_len = value ? strlen(value) : 0;
-	size_t lib_len = liblog ? strlen(liblog) : 0;
-
-	if (value_len > SO_WIRE_MAX_VALUE) {
-		/* Far beyond what execve() takes for one variable. */
-		value = NULL;
-		value_len = 0;
-		rc = -1;
-		lib_len = 0;
-		liblog = NULL;
-	}
-	if (n->len + lib_len > SO_WIRE_MAX_LOG)
-		lib_len = SO_WIRE_MAX_LOG - n->len;
-	memset(&a, 0, sizeof(a));
-	a.magic = SO_WIRE_ANSWER_MAGIC;
-	a.status = (int32_t)st;
-	a.rc = rc;
-	a.has_value = value != NULL;
-	a.value_len = (uint32_t)value_len;
-	a.log_len = (uint32_t)(n->len + lib_len);
-	if (send_all(&a, sizeof(a)) == 0 && send_all(value, value_len) == 0 &&
-	    send_all(n->text, n->len) == 0)
-		send_all(liblog, lib_len);
+	so_send_answer(&task_channel, st, rc, value, n, liblog);
 	_exit(0);
-}
-
-/* Default dispositions and an empty mask: the helper must not run
- * slurmstepd's handlers (they would write to slurmstepd's descriptors),
- * and the Go runtime installs its own. A signal that arrived while the
- * mask the helper was born with blocked it (its user may signal it from
- * birth) is discarded first: ignoring a signal drops it, and a pending
- * SIGQUIT would otherwise dump a core of a process that still holds
- * root's rights and slurmstepd's memory. */
-static void reset_signals(void)
-{
-	struct sigaction act;
-	sigset_t none;
-	int sig;
-
-	memset(&act, 0, sizeof(act));
-	sigemptyset(&act.sa_mask);
-	for (sig = 1; sig < _NSIG; sig++) {
-		if (sig == SIGKILL || sig == SIGSTOP)
-			continue;
-		act.sa_handler = SIG_IGN;
-		sigaction(sig, &act, NULL); /* fails on glibc's own */
-		act.sa_handler = SIG_DFL;
-		sigaction(sig, &act, NULL);
-	}
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-}
-
-/* Before any signal can be delivered: no core file, and no dump of this
- * process at all (it holds root's rights and slurmstepd's memory until
- * it drops them). */
-static void no_core(void)
-{
-	struct rlimit r = { 0, 0 };
-
-	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-	setrlimit(RLIMIT_CORE, &r);
 }
 
 /* Leaves exactly five descriptors: /dev/null as stdin, the stderr pipe as
@@ -246,38 +139,6 @@ static int arrange_fds(int lib, int sock, int err)
 	return so_close_from(FIRST_FREE_FD);
 }
 
-/* Soft limits up to the hard ones: the helper lives for one call and a Go
- * runtime that cannot map its heap or start a thread aborts. (RLIMIT_CORE
- * is 0 already: no_core.) */
-static void own_limits(void)
-{
-	static const int raise[] = { RLIMIT_AS, RLIMIT_DATA, RLIMIT_STACK,
-				     RLIMIT_NPROC };
-	struct rlimit r = { 0, 0 };
-	size_t i;
-
-	for (i = 0; i < sizeof(raise) / sizeof(raise[0]); i++) {
-		if (getrlimit(raise[i], &r) != 0 || r.rlim_cur == r.rlim_max)
-			continue;
-		r.rlim_cur = r.rlim_max;
-		setrlimit(raise[i], &r);
-	}
-}
-
-/* When memory runs short the kernel's OOM killer must take the helper, the
- * one process of the job that costs nothing to lose. */
-static void expendable(void)
-{
-	int fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
-
-	if (fd >= 0) {
-		if (write(fd, "1000", 4) != 4) {
-			/* The task child's score stays; nothing else to do. */
-		}
-		close(fd);
-	}
-}
-
 /* One CPU of the task's final mask: inside the job's allocation, and the
  * Go runtime sizes GOMAXPROCS, and so its threads, from the mask it starts
  * with. The CPU the helper runs on, when the mask has it: moving to
@@ -285,13 +146,13 @@ static void expendable(void)
  * is busy. Else the task index picks one, so that the helpers of one node
  * spread over its CPUs. Returns the CPU, or -1 when the helper keeps its
  * mask (said why in a debug note). */
-static int one_cpu(pid_t task, int index, struct notes *n)
+static int one_cpu(pid_t task, int index, struct so_notes *n)
 {
 	cpu_set_t set, one;
 	int count, cpu, k;
 
 	if (sched_getaffinity(task, sizeof(set), &set) != 0) {
-		note(n, SO_LINE_DEBUG, "helper keeps its CPU mask: sched_getaffinity of "
+		so_note(n, SO_LINE_DEBUG, "helper keeps its CPU mask: sched_getaffinity of "
 			     "the task: %s", strerror(errno));
 		return -1;
 	}
@@ -308,7 +169,7 @@ static int one_cpu(pid_t task, int index, struct notes *n)
 	CPU_ZERO(&one);
 	CPU_SET(cpu, &one);
 	if (sched_setaffinity(0, sizeof(one), &one) != 0) {
-		note(n, SO_LINE_DEBUG, "helper cannot bind to CPU %d: %s", cpu,
+		so_note(n, SO_LINE_DEBUG, "helper cannot bind to CPU %d: %s", cpu,
 		     strerror(errno));
 		return -1;
 	}
@@ -322,7 +183,7 @@ static int one_cpu(pid_t task, int index, struct notes *n)
  * resets the CPU mask, so that comes first), one CPU of its mask, its
  * process group. Returns 0, or -1 with an error note. */
 static int place(const struct so_helper_config *cfg, pid_t task,
-		 struct notes *n)
+		 struct so_notes *n)
 {
 	static struct so_cgroups task_cg, self_cg;
 	const struct so_cgroup_files *f = &cfg->cgroup_files;
@@ -334,13 +195,13 @@ static int place(const struct so_helper_config *cfg, pid_t task,
 	if ((task_cg_fd >= 0 ? so_cgroups_read_fd(task_cg_fd, &task_cg)
 			     : so_cgroups_read(f->task ? f->task : task_file, &task_cg)) != 0 ||
 	    so_cgroups_read(f->self ? f->self : "/proc/self/cgroup", &self_cg) != 0) {
-		note(n, SO_LINE_ERROR, "not loading the library: cannot read the task's "
+		so_note(n, SO_LINE_ERROR, "not loading the library: cannot read the task's "
 			     "cgroups: %s; %s left unchanged",
 		     strerror(errno), ENV_VAR);
 		return -1;
 	}
 	if (!so_headroom_ok(f, &task_cg, task, cfg->helpers, why, sizeof(why))) {
-		note(n, SO_LINE_ERROR, "not loading the library: %s; %s left unchanged",
+		so_note(n, SO_LINE_ERROR, "not loading the library: %s; %s left unchanged",
 		     why, ENV_VAR);
 		return -1;
 	}
@@ -348,7 +209,7 @@ static int place(const struct so_helper_config *cfg, pid_t task,
 				 cfg->drop_creds ? cfg->uid : (uid_t)-1, why,
 				 sizeof(why));
 	if (joined < 0) {
-		note(n, SO_LINE_ERROR, "not loading the library: %s; %s left unchanged",
+		so_note(n, SO_LINE_ERROR, "not loading the library: %s; %s left unchanged",
 		     why, ENV_VAR);
 		return -1;
 	}
@@ -356,10 +217,10 @@ static int place(const struct so_helper_config *cfg, pid_t task,
 	pgid = getpgid(task);
 	if (pgid > 0 && pgid != getpgid(0) && setpgid(0, pgid) != 0) {
 		/* The task of a --pty step leads a session of its own. */
-		note(n, SO_LINE_DEBUG, "helper stays out of the task's process group %d: %s",
+		so_note(n, SO_LINE_DEBUG, "helper stays out of the task's process group %d: %s",
 		     (int)pgid, strerror(errno));
 	}
-	note(n, SO_LINE_DEBUG, "helper: joined %d cgroups of the task, CPU %d, process "
+	so_note(n, SO_LINE_DEBUG, "helper: joined %d cgroups of the task, CPU %d, process "
 		     "group %d", joined, cpu, (int)getpgid(0));
 	return 0;
 }
@@ -382,7 +243,7 @@ static void own_deadline(uint32_t ms)
 	setitimer(ITIMER_REAL, &t, NULL);
 }
 
-static int drop_creds(const struct so_helper_config *cfg, struct notes *n)
+static int drop_creds(const struct so_helper_config *cfg, struct so_notes *n)
 {
 	struct so_creds c = { cfg->drop_creds, cfg->uid, cfg->gid, cfg->groups,
 			      cfg->ngroups };
@@ -390,12 +251,12 @@ static int drop_creds(const struct so_helper_config *cfg, struct notes *n)
 	int bounding_kept = 0;
 
 	if (so_privs_drop(&c, &bounding_kept, why, sizeof(why)) != 0) {
-		note(n, SO_LINE_ERROR, "not loading the library: the helper process %s; "
+		so_note(n, SO_LINE_ERROR, "not loading the library: the helper process %s; "
 			     "%s left unchanged", why, ENV_VAR);
 		return -1;
 	}
 	if (bounding_kept)
-		note(n, SO_LINE_DEBUG, "helper keeps its capability bounding set (no "
+		so_note(n, SO_LINE_DEBUG, "helper keeps its capability bounding set (no "
 			     "CAP_SETPCAP); no_new_privs stands in for it");
 	return 0;
 }
@@ -404,58 +265,15 @@ static int drop_creds(const struct so_helper_config *cfg, struct notes *n)
  * library is loaded and once its runtime has started. Without it the
  * library is not loaded, or not called: an OOM kill in the job's cgroups
  * would cost the step more than the task's attributes. */
-static void bound_memory(int (*stage)(char *, size_t), struct notes *n)
+static void bound_memory(int (*stage)(char *, size_t), struct so_notes *n)
 {
 	char why[256];
 
 	if (stage(why, sizeof(why)) != 0) {
-		note(n, SO_LINE_ERROR, "not calling the library: %s; %s left unchanged",
+		so_note(n, SO_LINE_ERROR, "not calling the library: %s; %s left unchanged",
 		     why, ENV_VAR);
 		answer(SO_HELPER_FAILED, -1, NULL, n, NULL);
 	}
-}
-
-/* Waits for the request's header: the task is in task_init. Returns 0,
- * or -1 when it is not a request. Ends the helper when the task went away
- * or execs without calling. */
-static int read_header(struct so_wire_request *rq)
-{
-	if (recv_all(rq, sizeof(*rq)) != 0)
-		_exit(0);
-	if (rq->magic != SO_WIRE_REQUEST_MAGIC || rq->env_bytes > SO_WIRE_MAX_ENV ||
-	    rq->env_count > rq->env_bytes)
-		return -1;
-	return 0;
-}
-
-/* Reads the task's environment that follows the header. */
-static char **read_env(const struct so_wire_request *rq)
-{
-	char *data, **envp, *p, *end;
-	size_t i;
-
-	data = malloc(rq->env_bytes + 1);
-	envp = calloc(rq->env_count + 1, sizeof(char *));
-	if (!data || !envp)
-		return NULL; /* errno ENOMEM: over the memory bound */
-	if (recv_all(data, rq->env_bytes) != 0) {
-		errno = EPROTO;
-		return NULL;
-	}
-	data[rq->env_bytes] = '\0';
-	for (i = 0, p = data, end = data + rq->env_bytes; p < end; i++) {
-		if (i == rq->env_count) {
-			errno = EPROTO;
-			return NULL;
-		}
-		envp[i] = p;
-		p += strlen(p) + 1;
-	}
-	if (i != rq->env_count) {
-		errno = EPROTO;
-		return NULL;
-	}
-	return envp;
 }
 
 void so_helper_main(const struct so_helper_config *cfg, pid_t task, int sock,
@@ -465,13 +283,12 @@ void so_helper_main(const struct so_helper_config *cfg, pid_t task, int sock,
 	struct so_creds creds = { cfg->drop_creds, cfg->uid, cfg->gid, cfg->groups,
 				  cfg->ngroups };
 	struct so_wire_request rq;
-	struct notes n = { .len = 0 };
+	struct so_notes n = { .len = 0 };
 	char narrow_err[256];
 	int narrowed;
-	struct statfs sf;
 	struct stat sb;
-	so_abi_fn *abi;
 	so_task_env_fn *fn;
+	enum so_status st;
 	char **envp, *value = NULL, *liblog = NULL, path[32];
 	long long placing, loading, called;
 	int rc;
@@ -482,8 +299,8 @@ void so_helper_main(const struct so_helper_config *cfg, pid_t task, int sock,
 	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
 	if (getppid() != task)
 		_exit(0);
-	no_core();
-	reset_signals();
+	so_self_no_core();
+	so_self_reset_signals();
 	if (arrange_fds(lib->fd, sock, err) != 0)
 		_exit(127); /* no socket to answer on */
 	/* The watch on the task, independent of the parent-death signal
@@ -502,17 +319,19 @@ void so_helper_main(const struct so_helper_config *cfg, pid_t task, int sock,
 	}
 	narrowed = so_privs_narrow(&creds, narrow_err, sizeof(narrow_err)) == 0;
 	prctl(PR_SET_NAME, "spank-otel", 0, 0, 0);
-	own_limits();
-	expendable();
+	so_self_own_limits();
+	so_self_expendable();
 
 	/* The rest needs the task placed: Slurm does that after
 	 * task_init_privileged and before task_init. */
-	if (read_header(&rq) != 0) {
-		note(&n, SO_LINE_ERROR, "the helper process received a damaged request");
+	if ((rc = so_read_request(&task_channel, &rq)) > 0)
+		_exit(0); /* the task went away or exec'd without calling */
+	if (rc < 0) {
+		so_note(&n, SO_LINE_ERROR, "the helper process received a damaged request");
 		answer(SO_HELPER_FAILED, -1, NULL, &n, NULL);
 	}
 	if (!narrowed) {
-		note(&n, SO_LINE_ERROR, "not loading the library: the helper process %s; "
+		so_note(&n, SO_LINE_ERROR, "not loading the library: the helper process %s; "
 			     "%s left unchanged", narrow_err, ENV_VAR);
 		answer(SO_HELPER_FAILED, -1, NULL, &n, NULL);
 	}
@@ -537,23 +356,10 @@ void so_helper_main(const struct so_helper_config *cfg, pid_t task, int sock,
 	 * the file that was checked. */
 	if (fstat(LIB_FD, &sb) != 0 || sb.st_dev != lib->dev ||
 	    sb.st_ino != lib->ino) {
-		note(&n, SO_LINE_ERROR, "not loading %s: its descriptor was closed or "
+		so_note(&n, SO_LINE_ERROR, "not loading %s: its descriptor was closed or "
 			      "reused", lib->path);
 		answer(SO_OPEN_FAILED, -1, NULL, &n, NULL);
 	}
-	/* dlopen() needs a path; /proc/self/fd/N names the checked file only
-	 * where /proc is the kernel's. The helper is in the mount namespace
-	 * the task child had in task_init_privileged: slurmstepd's, or the
-	 * job's own that Slurm's job_container/namespace plugin made (as
-	 * root) and joined before that callback. A container plugin joins a
-	 * namespace its user controls only in task_init, after the fork.
-	 * Still, make sure. */
-	if (statfs("/proc/self/fd", &sf) != 0 || sf.f_type != PROC_SUPER_MAGIC) {
-		note(&n, SO_LINE_ERROR, "refusing to load %s: /proc is not procfs in this "
-			      "mount namespace", lib->path);
-		answer(SO_REFUSED, -1, NULL, &n, NULL);
-	}
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", LIB_FD);
 	bound_memory(so_membound_load, &n);
 	/* The library sees only the five descriptors; from here on the
 	 * parent-death signal and the alarm stand for the watch. */
@@ -561,41 +367,29 @@ void so_helper_main(const struct so_helper_config *cfg, pid_t task, int sock,
 	task_fd = -1;
 	if (task_cg_fd >= 0)
 		close(task_cg_fd);
+	/* The helper is in the mount namespace the task child had in
+	 * task_init_privileged: slurmstepd's, or the job's own that Slurm's
+	 * job_container/namespace plugin made (as root) and joined before that
+	 * callback. A container plugin joins a namespace its user controls
+	 * only in task_init, after the fork. Still, so_load_library makes
+	 * sure /proc is the kernel's. */
 	loading = so_monotonic_us();
-	dlerror();
-	if (!(h = dlopen(path, RTLD_NOW | RTLD_LOCAL))) {
-		const char *e = dlerror();
-
-		note(&n, SO_LINE_ERROR, "cannot load %s: %s", lib->path,
-		     e ? e : "unknown error");
-		answer(SO_LOAD_FAILED, -1, NULL, &n, NULL);
-	}
-	abi = (so_abi_fn *)dlsym(h, "spank_otel_abi");
-	fn = (so_task_env_fn *)dlsym(h, "spank_otel_task_env");
-	if ((!abi && !(cfg->flags & SO_FLAG_NO_ABI_CHECK)) || !fn) {
-		note(&n, SO_LINE_ERROR, "cannot use %s: it does not export %s", lib->path,
-		     fn ? "spank_otel_abi" : "spank_otel_task_env");
-		answer(SO_SYMBOL_MISSING, -1, NULL, &n, NULL);
-	}
-	if (abi && (rc = abi()) != SO_ABI_VERSION) {
-		note(&n, SO_LINE_ERROR, "cannot use %s: library ABI %d, this plugin needs "
-			      "ABI %d (install matching versions)",
-		     lib->path, rc, SO_ABI_VERSION);
-		answer(SO_ABI_MISMATCH, -1, NULL, &n, NULL);
-	}
-	/* abi() returns once the Go runtime has started. */
+	st = so_load_library(LIB_FD, lib->path, cfg->flags & SO_FLAG_NO_ABI_CHECK, &n,
+			     &h, &fn);
+	if (st != SO_CALLED)
+		answer(st, -1, NULL, &n, NULL);
 	loading = so_monotonic_us() - loading;
 	bound_memory(so_membound_call, &n);
 
 	errno = 0;
-	if (!(envp = read_env(&rq))) {
+	if (!(envp = so_read_env(&task_channel, &rq))) {
 		if (errno == ENOMEM)
-			note(&n, SO_LINE_ERROR, "the task's environment (%u bytes) does "
+			so_note(&n, SO_LINE_ERROR, "the task's environment (%u bytes) does "
 				      "not fit in the helper's memory bound of %llu MiB "
 				      "for the call; %s left unchanged",
 			     (unsigned)rq.env_bytes, SO_HELPER_CALL_MEMORY >> 20, ENV_VAR);
 		else
-			note(&n, SO_LINE_ERROR, "the helper process received a damaged request");
+			so_note(&n, SO_LINE_ERROR, "the helper process received a damaged request");
 		answer(SO_HELPER_FAILED, -1, NULL, &n, NULL);
 	}
 	called = so_monotonic_us();
@@ -606,7 +400,7 @@ void so_helper_main(const struct so_helper_config *cfg, pid_t task, int sock,
 	rc = fn(&rq.task, &value, &liblog);
 	called = so_monotonic_us() - called;
 	/* All of it is on the task's way to execve now. */
-	note(&n, SO_LINE_DEBUG, "helper: placed in %lld us, library loaded and started "
+	so_note(&n, SO_LINE_DEBUG, "helper: placed in %lld us, library loaded and started "
 		      "in %lld us, call %lld us",
 	     placing, loading, called);
 	answer(SO_CALLED, rc, value, &n, liblog);
