@@ -129,8 +129,12 @@ struct so_task_request {
 typedef int so_abi_fn(void);
 typedef int so_task_env_fn(struct so_task_request *req, char **value,
 			   char **log);
+/* Optional: frees what earlier calls left. A helper that answers many
+ * tasks (the step's) calls it between requests, off every task's path. */
+typedef void so_collect_fn(void);
 
 so_abi_fn spank_otel_abi;
 so_task_env_fn spank_otel_task_env;
+so_collect_fn spank_otel_collect;
 
 #endif

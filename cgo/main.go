@@ -19,6 +19,7 @@ package main
 import "C"
 
 import (
+	"runtime"
 	"strconv"
 	"unsafe"
 
@@ -41,6 +42,14 @@ const (
 
 //export spank_otel_abi
 func spank_otel_abi() C.int { return abiVersion }
+
+// spank_otel_collect frees what earlier calls left: the collector is off,
+// and a helper that answers many tasks (the step's) calls this between
+// requests, when no task waits, so that its memory bound holds for the
+// next. Its C signature is contract.h's.
+//
+//export spank_otel_collect
+func spank_otel_collect() { runtime.GC() }
 
 // spank_otel_task_env computes the task's OTEL_RESOURCE_ATTRIBUTES from the
 // request: the task's own environment (not the process environment, which

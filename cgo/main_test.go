@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -69,6 +70,21 @@ func TestTaskEnvExport(t *testing.T) {
 
 func TestABI(t *testing.T) {
 	assert.Equal(t, int(spank_otel_abi()), abiVersion)
+}
+
+// TestCollect: spank_otel_collect collects although the library's init
+// switched the collector off, and what a call left is given back: the
+// step's helper calls it between tasks to stay within its memory bound.
+func TestCollect(t *testing.T) {
+	var before, after runtime.MemStats
+	for i := 0; i < 8; i++ {
+		callTaskEnv(stepEnv, "", 0)
+	}
+	runtime.ReadMemStats(&before)
+	spank_otel_collect()
+	runtime.ReadMemStats(&after)
+	assert.Assert(t, after.NumGC > before.NumGC, "no collection: NumGC %d, then %d", before.NumGC, after.NumGC)
+	assert.Assert(t, after.HeapAlloc < before.HeapAlloc, "heap %d bytes, then %d", before.HeapAlloc, after.HeapAlloc)
 }
 
 // FuzzTaskEnv feeds the export hostile task environments. It must never

@@ -177,14 +177,16 @@ static int recv_full(struct so_helper *h, void *buf, size_t len,
 	return so_io_full(h->sock, SO_IO_RECV, buf, len, io_wait, &w);
 }
 
-/* Sends the request: a header, then every entry with its NUL. Returns as
- * send_full, or -3 when the environment is too large to be a real one. */
+/* Sends the request: a header, then every entry with its NUL, then (to
+ * the step's helper, with_parts) the keys never written and the step's
+ * node files. Returns as send_full, or -3 when the environment is too
+ * large to be a real one. */
 static int send_request(struct so_helper *h, const struct so_task_request *req,
-			uint32_t helper_ms, long long deadline,
+			int with_parts, uint32_t helper_ms, long long deadline,
 			struct errtext *e)
 {
 	struct so_wire_request rq;
-	size_t count = 0, bytes = 0, used = 0;
+	size_t count = 0, bytes = 0, used = 0, exclude_len = 0, node_len = 0;
 	char **envp = req->envp, **p, *stage;
 	int rc = 0;
 
@@ -194,16 +196,25 @@ static int send_request(struct so_helper *h, const struct so_task_request *req,
 	}
 	if (bytes > SO_WIRE_MAX_ENV)
 		return -3;
+	if (with_parts) {
+		exclude_len = req->exclude ? strlen(req->exclude) : 0;
+		node_len = req->node_files ? (size_t)req->node_files_len : 0;
+		if (exclude_len > SO_WIRE_MAX_EXCLUDE)
+			exclude_len = 0; /* no admin writes 64 KiB of keys */
+		if (node_len > (size_t)SO_NODE_FILES_MAX)
+			node_len = 0;
+	}
 	memset(&rq, 0, sizeof(rq));
 	rq.magic = SO_WIRE_REQUEST_MAGIC;
 	rq.env_count = (uint32_t)count;
 	rq.env_bytes = bytes;
 	rq.deadline_ms = helper_ms;
+	rq.exclude_bytes = (uint32_t)exclude_len;
 	rq.task = *req;
 	rq.task.envp = NULL;
 	rq.task.exclude = NULL;
 	rq.task.node_files = NULL;
-	rq.task.node_files_len = 0;
+	rq.task.node_files_len = node_len;
 
 	stage = mmap(NULL, STAGE_BYTES, PROT_READ | PROT_WRITE,
 		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -212,29 +223,33 @@ static int send_request(struct so_helper *h, const struct so_task_request *req,
 		rc = send_full(h, &rq, sizeof(rq), deadline, e);
 		for (p = envp; rc == 0 && p && *p; p++)
 			rc = send_full(h, *p, strlen(*p) + 1, deadline, e);
-		return rc;
-	}
-	memcpy(stage, &rq, sizeof(rq));
-	used = sizeof(rq);
-	for (p = envp; rc == 0 && p && *p; p++) {
-		size_t len = strlen(*p) + 1;
+	} else {
+		memcpy(stage, &rq, sizeof(rq));
+		used = sizeof(rq);
+		for (p = envp; rc == 0 && p && *p; p++) {
+			size_t len = strlen(*p) + 1;
 
-		if (used + len > STAGE_BYTES) {
+			if (used + len > STAGE_BYTES) {
+				rc = send_full(h, stage, used, deadline, e);
+				used = 0;
+			}
+			if (rc != 0)
+				break;
+			if (len > STAGE_BYTES) {
+				rc = send_full(h, *p, len, deadline, e);
+				continue;
+			}
+			memcpy(stage + used, *p, len);
+			used += len;
+		}
+		if (rc == 0 && used > 0)
 			rc = send_full(h, stage, used, deadline, e);
-			used = 0;
-		}
-		if (rc != 0)
-			break;
-		if (len > STAGE_BYTES) {
-			rc = send_full(h, *p, len, deadline, e);
-			continue;
-		}
-		memcpy(stage + used, *p, len);
-		used += len;
+		munmap(stage, STAGE_BYTES);
 	}
-	if (rc == 0 && used > 0)
-		rc = send_full(h, stage, used, deadline, e);
-	munmap(stage, STAGE_BYTES);
+	if (rc == 0 && exclude_len)
+		rc = send_full(h, req->exclude, exclude_len, deadline, e);
+	if (rc == 0 && node_len)
+		rc = send_full(h, req->node_files, node_len, deadline, e);
 	return rc;
 }
 
@@ -760,7 +775,7 @@ enum so_status so_helper_call(struct so_helper *h,
 	/* The helper ends itself once the task has given up on it: after the
 	 * whole timeout and the reserve again, so that a helper the task can
 	 * kill is killed by the task, and the log says so. */
-	sent = send_request(h, req, (uint32_t)((timeout + reserve) / 1000),
+	sent = send_request(h, req, 0, (uint32_t)((timeout + reserve) / 1000),
 			    answer_by, &e);
 	if (sent == -2)
 		st = SO_TIMEOUT;
@@ -829,6 +844,62 @@ enum so_status so_helper_call(struct so_helper *h,
 	}
 	so_logf(lg, SO_LOG_DEBUG, "helper %s in %lld us (%s)",
 		so_status_name(st), so_monotonic_us() - start, how);
+	if (st != SO_CALLED)
+		so_result_free(res);
+	return st;
+}
+
+enum so_status so_step_helper_call(int sock, const struct so_task_request *req,
+				   int timeout_ms, struct so_result *res,
+				   const struct so_logger *lg)
+{
+	struct so_helper h = { .pid = -1, .sock = sock, .err = -1, .pidfd = -1 };
+	struct errtext e = { .len = 0 };
+	struct fault f = { 0, 0 };
+	long long start = so_monotonic_us();
+	long long deadline = start + (long long)timeout_ms * 1000;
+	enum so_status st;
+	int sent;
+
+	memset(res, 0, sizeof(*res));
+	res->rc = SO_RC_ERROR;
+	e.buf[0] = '\0';
+	/* The helper's own deadline for this request is the task's: a call
+	 * still running then is stuck, and the helper ends itself. */
+	sent = send_request(&h, req, 1, (uint32_t)timeout_ms, deadline, &e);
+	if (sent == -2)
+		st = SO_TIMEOUT;
+	else if (sent == -3)
+		st = SO_HELPER_FAILED;
+	else
+		st = read_answer(&h, res, deadline, &e, &f);
+	close_fd(&h.sock);
+	switch (st) {
+	case SO_TIMEOUT:
+		so_logf(lg, SO_LOG_ERROR, "the step's helper did not answer within %d "
+			"ms (timeout=); %s left unchanged", timeout_ms, ENV_VAR);
+		break;
+	case SO_HELPER_DIED:
+		so_logf(lg, SO_LOG_ERROR, "the step's helper ended before it answered "
+			"(the step parent's log says why); %s left unchanged",
+			ENV_VAR);
+		break;
+	case SO_BAD_ANSWER:
+		so_logf(lg, SO_LOG_ERROR, "the step's helper answered a value with "
+			"control character 0x%02x at byte %zu (the library broke "
+			"the protocol); %s left unchanged", f.byte, f.at, ENV_VAR);
+		break;
+	default:
+		if (sent == -3) {
+			so_logf(lg, SO_LOG_ERROR, "the task environment is larger than "
+				"execve() accepts; %s left unchanged", ENV_VAR);
+			break;
+		}
+		so_emit_library_log(res->log, lg);
+		break;
+	}
+	so_logf(lg, SO_LOG_DEBUG, "step helper %s in %lld us", so_status_name(st),
+		so_monotonic_us() - start);
 	if (st != SO_CALLED)
 		so_result_free(res);
 	return st;

@@ -125,6 +125,14 @@ enum so_status so_helper_call(struct so_helper *h,
 			      struct so_result *res,
 			      const struct so_logger *lg);
 
+/* The task's call to the step's helper (stephelper.h) on its own socket:
+ * sends req with the keys never written (req->exclude) and the step's node
+ * files, reads the answer within timeout_ms and closes sock. Returns as
+ * so_helper_call; the step's helper is not the task's to kill or reap. */
+enum so_status so_step_helper_call(int sock, const struct so_task_request *req,
+				   int timeout_ms, struct so_result *res,
+				   const struct so_logger *lg);
+
 /* Kills and reaps a started helper that will not be called, waiting at
  * most timeout_ms. */
 void so_helper_discard(struct so_helper *h, int timeout_ms);

@@ -36,7 +36,6 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -225,24 +224,6 @@ static int place(const struct so_helper_config *cfg, pid_t task,
 	return 0;
 }
 
-/* The helper's own deadline: SIGALRM, at its default action (the
- * signals were reset, and neither a c-shared Go runtime nor the helper
- * handles it), ends the helper ms after the request came, wherever it is
- * then, stopped included. Only a process the v1 freezer froze does not
- * run to its end (it is in the task's freezer cgroup by then and is
- * thawed, and so ended, with the job). */
-static void own_deadline(uint32_t ms)
-{
-	struct itimerval t;
-
-	memset(&t, 0, sizeof(t));
-	t.it_value.tv_sec = ms / 1000;
-	t.it_value.tv_usec = (suseconds_t)(ms % 1000) * 1000;
-	if (ms == 0)
-		t.it_value.tv_usec = 1;
-	setitimer(ITIMER_REAL, &t, NULL);
-}
-
 static int drop_creds(const struct so_helper_config *cfg, struct so_notes *n)
 {
 	struct so_creds c = { cfg->drop_creds, cfg->uid, cfg->gid, cfg->groups,
@@ -335,7 +316,10 @@ void so_helper_main(const struct so_helper_config *cfg, pid_t task, int sock,
 			     "%s left unchanged", narrow_err, ENV_VAR);
 		answer(SO_HELPER_FAILED, -1, NULL, &n, NULL);
 	}
-	own_deadline(rq.deadline_ms);
+	/* Only a process the v1 freezer froze does not run to its end: it is
+	 * in the task's freezer cgroup by then, and is thawed, and so ended,
+	 * with the job. */
+	so_self_deadline(rq.deadline_ms);
 	placing = so_monotonic_us();
 	if (task_gone())
 		_exit(0);

@@ -15,6 +15,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/statfs.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include "helperproc.h"
@@ -100,6 +101,20 @@ void so_self_expendable(void)
 		}
 		close(fd);
 	}
+}
+
+void so_self_deadline(uint32_t ms)
+{
+	struct itimerval t;
+
+	memset(&t, 0, sizeof(t));
+	if (ms != SO_NO_DEADLINE) {
+		t.it_value.tv_sec = ms / 1000;
+		t.it_value.tv_usec = (suseconds_t)(ms % 1000) * 1000;
+		if (ms == 0)
+			t.it_value.tv_usec = 1;
+	}
+	setitimer(ITIMER_REAL, &t, NULL);
 }
 
 static int recv_all(const struct so_channel *ch, void *buf, size_t len)

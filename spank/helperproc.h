@@ -8,6 +8,7 @@
 #define SPANK_OTEL_HELPERPROC_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "../cgo/contract.h"
 #include "fullio.h"
@@ -40,6 +41,13 @@ void so_self_own_limits(void);
 /* oom_score_adj 1000: when memory runs short, the kernel takes the
  * helper, the one process of the job that costs nothing to lose. */
 void so_self_expendable(void);
+
+/* The helper's own deadline: SIGALRM, at its default action (signals
+ * are reset, and neither a c-shared Go runtime nor the helper handles
+ * it), ends the helper ms after now (0: at once), wherever it is then,
+ * stopped included. SO_NO_DEADLINE takes it back. */
+#define SO_NO_DEADLINE UINT32_MAX
+void so_self_deadline(uint32_t ms);
 
 /* Where a request or an answer travels: the socket and how a blocked
  * send or receive waits (fullio.h). */

@@ -1,12 +1,17 @@
 /*
  * wire.h - the messages between the task child and its helper process.
  *
- * Both ends are the same build of the same plugin (the helper is a fork of
- * the task child), so the layout is native; the magic numbers only catch a
- * helper that died halfway through an answer.
+ * Both ends are the same build of the same plugin (the task's helper is a
+ * fork of the task child, the step's is installed with it), so the layout
+ * is native; the magic numbers only catch a helper that died halfway
+ * through an answer.
  *
  *   request  (task -> helper): struct so_wire_request, then env_bytes of
- *                              NUL-terminated "NAME=value" entries.
+ *                              NUL-terminated "NAME=value" entries, then
+ *                              exclude_bytes of the keys never written and
+ *                              task.node_files_len bytes of the step's node
+ *                              files (both 0 to the task's own helper,
+ *                              which has them from its fork).
  *   answer   (helper -> task): struct so_wire_answer, then value_len bytes
  *                              of value and log_len bytes of log.
  */
@@ -22,6 +27,7 @@
 
 /* Bounds a confused or hostile peer cannot push past. A task environment
  * larger than execve() takes (6 MiB at most) is not sent at all. */
+#define SO_WIRE_MAX_EXCLUDE (64u << 10)
 #define SO_WIRE_MAX_ENV (8u << 20)
 #define SO_WIRE_MAX_VALUE (1u << 20)
 #define SO_WIRE_MAX_LOG (64u << 10)
@@ -34,7 +40,7 @@ struct so_wire_request {
 	 * it is then (placing itself, loading, in the library): the
 	 * task has given up on it by then. */
 	uint32_t deadline_ms;
-	uint32_t reserved;
+	uint32_t exclude_bytes;
 	/* The library's request: its scalars as the task filled them; its
 	 * pointers are sent as NULL and set by the helper. */
 	struct so_task_request task;

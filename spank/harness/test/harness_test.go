@@ -42,14 +42,16 @@ import (
 // files are what the tests drive, by flag name: each test asks for those it
 // needs (need), and fails when one is not given.
 var files = map[string]*string{
-	"harness":  flag.String("harness", "", "spank-otel-harness (make -C spank harness)"),
-	"mock":     flag.String("mock", "", "spank-otel-mockslurm (make -C spank harness)"),
-	"shim":     flag.String("shim", "", "spank_otel.so, the plugin under test (make -C spank shim)"),
-	"testdata": flag.String("testdata", "", "directory with libfake.so, libfake-noabi.so, libfake-abi2.so and libevil.so (make -C spank harness)"),
-	"go":       flag.String("go", "", "an empty Go c-shared library (make -C spank goempty)"),
-	"fault":    flag.String("fault", "", "the Go library that crashes on request (make -C spank faultlib)"),
-	"real":     flag.String("real", "", "the real libspankotel.so (make lib)"),
-	"fusehang": flag.String("fusehang", "", "test/fusehang, a file whose reads never return (make -C spank harness)"),
+	"harness":    flag.String("harness", "", "spank-otel-harness (make -C spank harness)"),
+	"mock":       flag.String("mock", "", "spank-otel-mockslurm (make -C spank harness)"),
+	"shim":       flag.String("shim", "", "spank_otel.so, the plugin under test (make -C spank shim)"),
+	"testdata":   flag.String("testdata", "", "directory with libfake.so, libfake-noabi.so, libfake-abi2.so and libevil.so (make -C spank harness)"),
+	"go":         flag.String("go", "", "an empty Go c-shared library (make -C spank goempty)"),
+	"fault":      flag.String("fault", "", "the Go library that crashes on request (make -C spank faultlib)"),
+	"real":       flag.String("real", "", "the real libspankotel.so (make lib)"),
+	"fusehang":   flag.String("fusehang", "", "test/fusehang, a file whose reads never return (make -C spank harness)"),
+	"stephelper": flag.String("stephelper", "", "spank-otel-helper, the step's helper (make -C spank harness)"),
+	"stepdrive":  flag.String("stepdrive", "", "spank-otel-stepdrive, a step around it (make -C spank harness)"),
 }
 
 // tally counts the checks (the leaf subtests) for the line make ctest ends

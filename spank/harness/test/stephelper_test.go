@@ -1,0 +1,120 @@
+//go:build harness
+
+package test
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// stepRun is a step of tasks tasks around the step's helper
+// (spank-otel-stepdrive), on the lab's copy of the library kind, each task
+// with the environment env.
+func (l *lab) stepRun(kind string, tasks int, env []string, args ...string) func(t testing.TB) result {
+	return func(t testing.TB) result {
+		t.Helper()
+		exe := l.copy(t, need(t, "stephelper"), "helper/spank-otel-helper")
+		l.chmod(t, "helper/spank-otel-helper", 0o755)
+		a := []string{"--helper", exe,
+			"--lib", l.lib(t, kind), "--tasks", strconv.Itoa(tasks),
+			"--env-file", l.taskEnv(t, "senv", env...)}
+		return run(nil, need(t, "stepdrive"), append(a, args...)...)
+	}
+}
+
+// everyTask is one pattern per task of the step: the line of each task
+// that matches the pattern after "task=N ".
+func everyTask(tasks int, pattern string) []string {
+	var want []string
+	for i := 0; i < tasks; i++ {
+		want = append(want, `^task=`+strconv.Itoa(i)+` `+pattern)
+	}
+	return want
+}
+
+// TestStepHelper: the step's helper (issue 43, section 3) is a fresh image
+// of its own executable, the job's user with no capability, answers every
+// task of the step with what the task's own helper answers, and ends when
+// the last task is done; a library that cannot be used, hangs or crashes
+// costs the tasks their attributes and nothing else.
+func TestStepHelper(t *testing.T) {
+	l := newLab(t)
+	job := []string{"SLURM_JOB_ID=12345", "SLURM_CLUSTER_NAME=cluster-a", "SLURM_JOB_NAME=t", "PATH=/usr/bin"}
+	real := l.stepRun("real", 4, job, "--as-user", "65534")
+	perTask := func(t testing.TB) result {
+		return l.run("--lib", l.lib(t, "real"), "--env-file", l.taskEnv(t, "penv", job...), "--as-user", "65534")
+	}
+	runChecks(t, []runCheck{
+		{name: "step helper: every task of the step gets its value (real library)", run: real,
+			want: everyTask(4, `status=called rc=1 value=.*slurm\.job\.id=12345`),
+			then: []followUp{
+				{"step helper: a fresh image: its /proc/PID/exe is spank-otel-helper", expectAlso(0,
+					`^helper_exe=`+regexp.QuoteMeta(l.path("helper/spank-otel-helper"))+`$`)},
+				{"step helper: a canary in the step parent's heap is not in the helper's memory (the same scan finds it in the parent)",
+					expectAlso(0, `^canary_control=present$`, `^canary=absent$`)},
+				{"step helper: the job's user, no_new_privs, no effective capability", expectAlso(0,
+					`^helper_uid=65534/65534/65534/65534$`, `^helper_nnp=1$`, `^helper_capeff=0000000000000000$`)},
+				{"step helper: the library is loaded once for the step, and each task's call is timed", expectAlso(0,
+					`^task=3 log=debug step helper: library loaded and started in [0-9]+ us \(once for the step\), call [0-9]+ us$`)},
+				{"step helper: ends by itself once every task's socket is closed", expectAlso(0, `^helper_end=exited:0$`)},
+				{"step helper: each task's value is what the task's own helper computes", func(t testing.TB, r result) {
+					want, ok := perTask(t).value(`^value=(.*)$`)
+					if !ok {
+						t.Fatal("the task's own helper gave no value")
+					}
+					for i := 0; i < 4; i++ {
+						got, _ := r.value(`^task=` + strconv.Itoa(i) + ` status=called rc=1 value=(.*)$`)
+						if got != want {
+							t.Errorf("task %d: %q, want %q", i, got, want)
+						}
+					}
+				}},
+			}},
+		{name: "step helper: the keys never written (exclude=) travel with each request",
+			run:  l.stepRun("real", 2, job, "--as-user", "65534", "--exclude", "slurm.job.name"),
+			want: append(everyTask(2, `status=called rc=1 value=.*slurm\.job\.id=12345`), `^helper_end=exited:0$`),
+			then: []followUp{{"step helper: slurm.job.name excluded in every task", func(t testing.TB, r result) {
+				if n := r.count(`slurm\.job\.name=`); n != 0 {
+					t.Errorf("%d tasks still carry slurm.job.name", n)
+					r.show(t)
+				}
+			}}}},
+		{name: "step helper: a library of another ABI: every task told why, none gets a value",
+			run: func(t testing.TB) result {
+				l.mkdir(t, "abi2", 0o755)
+				l.libs["abi2"] = l.copy(t, need(t, "testdata")+"/libfake-abi2.so", "abi2/lib.so")
+				return l.stepRun("abi2", 3, job)(t)
+			},
+			want: append(everyTask(3, `status=abi-mismatch rc=-1 value=-$`),
+				`^task=2 log=error cannot use .*: library ABI [0-9]+, this plugin needs ABI [0-9]+`, `^helper_end=exited:0$`)},
+		{name: "step helper: a call that hangs: that task times out, the helper ends at its deadline, the others get no value",
+			run: l.stepRun("fault", 2, append(job, "SPANK_OTEL_TEST_FAULT=hang"), "--timeout", "500"),
+			want: []string{`^task=[01] status=timeout `, `^task=[01] log=error the step's helper did not answer within 500 ms`,
+				`^task=[01] status=(timeout|helper-died) `, `^helper_end=killed:14$`}},
+		{name: "step helper: a call that crashes: the tasks get no value, the helper is gone",
+			run: l.stepRun("fault", 2, append(job, "SPANK_OTEL_TEST_FAULT=segv")),
+			want: append(everyTask(2, `status=helper-died rc=-1 value=-$`),
+				`^task=[01] log=error the step's helper ended before it answered`,
+				`^error: the step's helper said: SIGSEGV: segmentation violation`, `^helper_end=(exited:2|killed:[0-9]+)$`)},
+		{name: "step helper: a call over the memory bound ends the helper at its own bound (RLIMIT_DATA), the task gets no value",
+			run: l.stepRun("fault", 1, append(job, "SPANK_OTEL_TEST_FAULT=oom")),
+			want: []string{`^task=0 status=helper-died rc=-1 value=-$`,
+				`^error: the step's helper said: (runtime|fatal error): out of memory.* \(over the helper's own memory bound, RLIMIT_DATA; not the job's memory limit\)$`, `^helper_end=(exited:2|killed:6)$`}},
+	})
+	// The helper runs with an empty environment, which the run's marker
+	// (leftovers) cannot reach: it is found by its image instead.
+	check(t, "step helper: none of this test's helpers is left running", func(t *testing.T) {
+		exe := l.path("helper/spank-otel-helper")
+		dirs, _ := os.ReadDir("/proc")
+		for _, d := range dirs {
+			if target, err := os.Readlink(filepath.Join("/proc", d.Name(), "exe")); err == nil &&
+				strings.TrimSuffix(target, " (deleted)") == exe {
+				t.Errorf("pid %s still runs %s", d.Name(), exe)
+			}
+		}
+	})
+}

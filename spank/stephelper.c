@@ -1,0 +1,290 @@
+/*
+ * stephelper.c - start, hand out and stop the step's helper (stephelper.h).
+ */
+#define _GNU_SOURCE
+/* First: it refuses an architecture before any system header can. */
+#include "rawclone.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "membound.h"
+#include "pidfd.h"
+#include "stephelper.h"
+
+#define ENV_VAR "OTEL_RESOURCE_ATTRIBUTES"
+#define HELPER_NAME "spank-otel-helper"
+#define LIB_FD 3
+#define FIRST_SOCK_FD 4
+
+/* What the child needs, prepared by the parent: the child of a raw clone
+ * of a multithreaded process may make system calls only. */
+struct child_plan {
+	const struct so_step_helper_config *cfg;
+	int *helper_ends; /* cfg->tasks of them */
+	int err_w;
+	int null_fd;
+	pid_t parent;
+	char *argv[5];
+	char *envp[1];
+};
+
+static void __attribute__((noreturn)) die_child(int err_w, const char *msg)
+{
+	if (err_w >= 0 && write(err_w, msg, strlen(msg)) < 0) {
+		/* Nowhere else to say it. */
+	}
+	syscall(SYS_exit_group, 127);
+	for (;;)
+		;
+}
+
+/* Moves fd to the number want without closing any descriptor still to be
+ * moved: every source was first copied above the highest target. */
+static int place_fd(int fd, int want)
+{
+	return syscall(SYS_dup3, fd, want, 0) == want ? 0 : -1;
+}
+
+static void __attribute__((noreturn)) child(const struct child_plan *p)
+{
+	const struct so_step_helper_config *cfg = p->cfg;
+	int top = FIRST_SOCK_FD + (int)cfg->tasks, lib, err, null, exe;
+	unsigned i;
+
+	/* Copies above every target number first. */
+	lib = fcntl(cfg->lib->fd, F_DUPFD_CLOEXEC, top);
+	err = fcntl(p->err_w, F_DUPFD_CLOEXEC, top);
+	null = fcntl(p->null_fd, F_DUPFD_CLOEXEC, top);
+	exe = fcntl(cfg->exe_fd, F_DUPFD_CLOEXEC, top);
+	if (lib < 0 || err < 0 || null < 0 || exe < 0)
+		die_child(p->err_w, "cannot arrange its descriptors\n");
+	for (i = 0; i < cfg->tasks; i++) {
+		int hi = fcntl(p->helper_ends[i], F_DUPFD_CLOEXEC, top);
+
+		if (hi < 0)
+			die_child(err, "cannot arrange its descriptors\n");
+		p->helper_ends[i] = hi;
+	}
+	if (place_fd(null, 0) || place_fd(err, 1) || place_fd(err, 2) ||
+	    place_fd(lib, LIB_FD))
+		die_child(err, "cannot arrange its descriptors\n");
+	for (i = 0; i < cfg->tasks; i++)
+		if (place_fd(p->helper_ends[i], FIRST_SOCK_FD + (int)i))
+			die_child(2, "cannot arrange its descriptors\n");
+	/* Everything else of slurmstepd's goes; the executable's copy stays
+	 * (close-on-exec) for the exec. */
+	if ((exe > top && syscall(SYS_close_range, top, exe - 1, 0) != 0) ||
+	    syscall(SYS_close_range, exe + 1, ~0U, 0) != 0)
+		die_child(2, "cannot close slurmstepd's descriptors (Linux 5.9 or later needed)\n");
+	if (cfg->drop_creds) {
+		if (syscall(SYS_setgroups, cfg->ngroups ? cfg->ngroups : 1,
+			    cfg->ngroups ? cfg->groups : &cfg->gid) != 0 ||
+		    syscall(SYS_setresgid, cfg->gid, cfg->gid, cfg->gid) != 0 ||
+		    syscall(SYS_setresuid, cfg->uid, cfg->uid, cfg->uid) != 0)
+			die_child(2, "cannot take the job's credentials\n");
+	}
+	/* After the credential change, which clears it; then make sure the
+	 * parent did not end in between. */
+	if (syscall(SYS_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
+	    syscall(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0)
+		die_child(2, "cannot set no_new_privs and the parent-death signal\n");
+	if (syscall(SYS_getppid) != p->parent)
+		syscall(SYS_exit_group, 0);
+	syscall(SYS_execveat, exe, "", p->argv, p->envp, AT_EMPTY_PATH);
+	die_child(2, "cannot execute " HELPER_NAME "\n");
+	__builtin_unreachable();
+}
+
+static void close_all(int *fds, unsigned n)
+{
+	unsigned i;
+
+	for (i = 0; i < n; i++)
+		if (fds[i] >= 0) {
+			close(fds[i]);
+			fds[i] = -1;
+		}
+}
+
+int so_step_helper_start(struct so_step_helper *sh,
+			 const struct so_step_helper_config *cfg,
+			 const struct so_logger *lg)
+{
+	struct child_plan plan;
+	char tasks[16];
+	int *ends = NULL, ep[2] = { -1, -1 }, null = -1, pidfd = -1;
+	sigset_t all, old;
+	unsigned i;
+	long pid;
+
+	memset(sh, 0, sizeof(*sh));
+	sh->pid = -1;
+	sh->pidfd = sh->err = -1;
+	if (cfg->tasks == 0 || cfg->tasks > 4096) {
+		so_logf(lg, SO_LOG_ERROR, "not starting the step's helper: %u tasks "
+			"on this node; %s left unchanged", cfg->tasks, ENV_VAR);
+		return -1;
+	}
+	sh->socks = calloc(cfg->tasks, sizeof(int));
+	ends = calloc(cfg->tasks, sizeof(int));
+	if (!sh->socks || !ends)
+		goto fail_errno;
+	for (i = 0; i < cfg->tasks; i++)
+		sh->socks[i] = ends[i] = -1;
+	sh->tasks = cfg->tasks;
+	for (i = 0; i < cfg->tasks; i++) {
+		int sv[2];
+
+		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+			goto fail_errno;
+		sh->socks[i] = sv[0];
+		ends[i] = sv[1];
+	}
+	if (pipe2(ep, O_CLOEXEC) != 0 ||
+	    (null = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0)
+		goto fail_errno;
+	snprintf(tasks, sizeof(tasks), "%u", cfg->tasks);
+	memset(&plan, 0, sizeof(plan));
+	plan.cfg = cfg;
+	plan.helper_ends = ends;
+	plan.err_w = ep[1];
+	plan.null_fd = null;
+	plan.parent = getpid();
+	plan.argv[0] = HELPER_NAME;
+	plan.argv[1] = tasks;
+	plan.argv[2] = (char *)cfg->lib->path;
+	plan.argv[3] = (cfg->flags & SO_FLAG_NO_ABI_CHECK) ? "--no-abi-check" : NULL;
+	plan.envp[0] = NULL;
+	/* No handler of the parent's may run in the child; the helper resets
+	 * its signals first. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pid = so_raw_clone(0, &pidfd, NULL);
+	if (pid == 0)
+		child(&plan);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (pid < 0)
+		goto fail_errno;
+	close_all(ends, cfg->tasks);
+	free(ends);
+	close(ep[1]);
+	close(null);
+	fcntl(ep[0], F_SETFL, O_NONBLOCK);
+	sh->pid = (pid_t)pid;
+	sh->pidfd = pidfd;
+	sh->err = ep[0];
+	return 0;
+
+fail_errno:
+	so_logf(lg, SO_LOG_ERROR, "cannot start the step's helper: %s; %s left "
+		"unchanged for this step's tasks", strerror(errno), ENV_VAR);
+	if (sh->socks)
+		close_all(sh->socks, sh->tasks);
+	if (ends)
+		close_all(ends, cfg->tasks);
+	free(sh->socks);
+	free(ends);
+	sh->socks = NULL;
+	sh->tasks = 0;
+	if (ep[0] >= 0)
+		close(ep[0]);
+	if (ep[1] >= 0)
+		close(ep[1]);
+	if (null >= 0)
+		close(null);
+	return -1;
+}
+
+int so_step_helper_take(struct so_step_helper *sh, unsigned task)
+{
+	int mine = -1;
+	unsigned i;
+
+	for (i = 0; i < sh->tasks; i++) {
+		if (i == task) {
+			mine = sh->socks[i];
+			sh->socks[i] = -1;
+		}
+	}
+	close_all(sh->socks, sh->tasks);
+	if (sh->err >= 0)
+		close(sh->err);
+	if (sh->pidfd >= 0)
+		close(sh->pidfd);
+	sh->err = sh->pidfd = -1;
+	sh->pid = -1;
+	return mine;
+}
+
+void so_step_helper_release(struct so_step_helper *sh)
+{
+	if (sh->socks)
+		close_all(sh->socks, sh->tasks);
+}
+
+void so_step_helper_stop(struct so_step_helper *sh, int timeout_ms,
+			 const struct so_logger *lg)
+{
+	long long deadline = so_monotonic_us() + (long long)timeout_ms * 1000;
+	char buf[512];
+	size_t len = 0;
+	ssize_t n;
+
+	so_step_helper_release(sh);
+	free(sh->socks);
+	sh->socks = NULL;
+	if (sh->pid < 0)
+		return;
+	/* What it said before it went (a Go runtime's fatal error). */
+	while (sh->err >= 0 && len < sizeof(buf) - 1 &&
+	       (n = read(sh->err, buf + len, sizeof(buf) - 1 - len)) > 0)
+		len += (size_t)n;
+	buf[len] = '\0';
+	if (len) {
+		char *nl = strchr(buf, '\n');
+
+		if (nl)
+			*nl = '\0';
+		so_sanitize_line(buf, strlen(buf));
+		/* An admin need not look for an OOM kill. */
+		so_logf(lg, SO_LOG_ERROR, "the step's helper said: %s%s", buf,
+			so_membound_hit(buf) ? " (over the helper's own memory bound, "
+					       "RLIMIT_DATA; not the job's memory limit)" : "");
+	}
+	syscall(SYS_pidfd_send_signal, sh->pidfd, SIGKILL, NULL, 0);
+	for (;;) {
+		struct pollfd p = { sh->pidfd, POLLIN, 0 };
+		long long left = (deadline - so_monotonic_us()) / 1000;
+		siginfo_t si;
+		int r;
+
+		memset(&si, 0, sizeof(si));
+		r = waitid(P_PIDFD, (id_t)sh->pidfd, &si, WEXITED | WNOHANG | __WALL);
+		if ((r == 0 && si.si_pid != 0) || (r < 0 && errno == ECHILD))
+			break; /* reaped here, or by slurmstepd's wait for any child */
+		if (left <= 0) {
+			so_logf(lg, SO_LOG_ERROR, "the step's helper (pid %d) did not "
+				"end within %d ms of SIGKILL; left behind",
+				(int)sh->pid, timeout_ms);
+			break;
+		}
+		poll(&p, 1, (int)left);
+	}
+	if (sh->err >= 0)
+		close(sh->err);
+	close(sh->pidfd);
+	sh->err = sh->pidfd = -1;
+	sh->pid = -1;
+}

@@ -1,0 +1,301 @@
+/*
+ * stephelper_main.c - spank-otel-helper, the step's helper: one process per
+ * step on a node that loads the Go library once and answers every task of
+ * the step (issue 43, section 3; docs/design.md, "A clean helper image").
+ *
+ * It is a fresh image: its parent executes it from a descriptor checked as
+ * lib= is (execveat with AT_EMPTY_PATH), so no byte of slurmstepd's memory
+ * (its heap, the job credential, under auth/slurm the cluster's key) is in
+ * the process that parses the tasks' input. Its parent also gives it the
+ * job's credentials, no_new_privs and a parent-death signal before the
+ * exec, and these descriptors:
+ *
+ *   0          /dev/null
+ *   1, 2       where its own failures go (a Go runtime's fatal error)
+ *   3          the library, opened and checked in the step parent
+ *   4 .. 4+n-1 one stream socket per task of the step on the node
+ *
+ * Usage: spank-otel-helper TASKS LIBRARY-NAME [--no-abi-check]
+ *
+ * LIBRARY-NAME is the library's path, for messages only: the library is
+ * loaded through descriptor 3. Each socket carries at most one request
+ * (wire.h): the header, the task's environment, the keys never written and
+ * the step's node files (so_wire_request says how many bytes of each), and
+ * gets one answer. A request is answered within its deadline_ms, or the
+ * alarm ends the helper: the tasks still waiting then get no attributes,
+ * which is all a task ever loses to the plugin. The helper ends when every
+ * socket is closed (each task has asked, exec'd or gone), or with its
+ * parent.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "fds.h"
+#include "helperproc.h"
+#include "membound.h"
+
+#define LIB_FD 3
+#define FIRST_SOCK_FD 4
+/* More tasks on one node than Slurm's own limit of tasks per node. */
+#define MAX_TASKS 4096
+
+#define ENV_VAR "OTEL_RESOURCE_ATTRIBUTES"
+
+/* Frees what earlier calls left (contract.h); optional. */
+typedef void so_collect_fn(void);
+
+/* A socket is waited on with no deadline of its own: the alarm armed at
+ * each request bounds the whole exchange. */
+static int wait_ready(void *ctx, int fd, short events)
+{
+	(void)ctx;
+	for (;;) {
+		struct pollfd p = { fd, events, 0 };
+		int n = poll(&p, 1, -1);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
+		if (p.revents & (events | POLLHUP | POLLERR))
+			return 1;
+	}
+}
+
+/* What the helper knows once it has started. */
+struct step_helper {
+	const char *lib_name;
+	so_task_env_fn *fn;      /* NULL: the library could not be used */
+	so_collect_fn *collect;  /* NULL: the library has no collector */
+	enum so_status load_st;  /* why fn is NULL */
+	struct so_notes load_notes;
+	long long load_us;
+};
+
+/* Reads len bytes that follow a request into a new string (NUL-ended), or
+ * sets *out NULL when len is 0. Returns 0, or -1 (errno ENOMEM or
+ * EPROTO). */
+static int read_part(const struct so_channel *ch, uint64_t len, uint64_t max,
+		     char **out)
+{
+	char *p;
+
+	*out = NULL;
+	if (len == 0)
+		return 0;
+	if (len > max) {
+		errno = EPROTO;
+		return -1;
+	}
+	if (!(p = malloc(len + 1))) {
+		errno = ENOMEM;
+		return -1;
+	}
+	if (so_io_full(ch->fd, SO_IO_RECV, p, len, ch->wait, ch->ctx) != 0) {
+		free(p);
+		errno = EPROTO;
+		return -1;
+	}
+	p[len] = '\0';
+	*out = p;
+	return 0;
+}
+
+/* Answers the one request on ch. Returns 0 when the socket is done with
+ * (answered, or the task went away), -1 when it broke the protocol. */
+static int serve(const struct step_helper *sh, const struct so_channel *ch)
+{
+	struct so_wire_request rq;
+	struct so_notes n = { .len = 0 };
+	char **envp = NULL, *exclude = NULL, *node = NULL;
+	char *value = NULL, *liblog = NULL;
+	long long called;
+	int rc;
+
+	rc = so_read_request(ch, &rq);
+	if (rc > 0)
+		return 0;
+	if (rc < 0) {
+		so_note(&n, SO_LINE_ERROR, "the step's helper received a damaged request");
+		so_send_answer(ch, SO_HELPER_FAILED, -1, NULL, &n, NULL);
+		return -1;
+	}
+	so_self_deadline(rq.deadline_ms);
+	if (!sh->fn) {
+		so_send_answer(ch, sh->load_st, -1, NULL, &sh->load_notes, NULL);
+		so_self_deadline(SO_NO_DEADLINE);
+		return 0;
+	}
+	errno = 0;
+	if (!(envp = so_read_env(ch, &rq)) ||
+	    read_part(ch, rq.exclude_bytes, SO_WIRE_MAX_EXCLUDE, &exclude) != 0 ||
+	    read_part(ch, rq.task.node_files_len, SO_NODE_FILES_MAX, &node) != 0) {
+		if (errno == ENOMEM)
+			so_note(&n, SO_LINE_ERROR, "the task's request (%u bytes of "
+					   "environment) does not fit in the helper's "
+					   "memory bound; %s left unchanged",
+				(unsigned)rq.env_bytes, ENV_VAR);
+		else
+			so_note(&n, SO_LINE_ERROR, "the step's helper received a damaged "
+					   "request");
+		so_send_answer(ch, SO_HELPER_FAILED, -1, NULL, &n, NULL);
+		so_free_env(envp);
+		free(exclude);
+		so_self_deadline(SO_NO_DEADLINE);
+		return -1;
+	}
+	rq.task.envp = envp;
+	rq.task.exclude = exclude;
+	rq.task.node_files = node;
+	called = so_monotonic_us();
+	rc = sh->fn(&rq.task, &value, &liblog);
+	called = so_monotonic_us() - called;
+	so_note(&n, SO_LINE_DEBUG, "step helper: library loaded and started in %lld us "
+			   "(once for the step), call %lld us",
+		sh->load_us, called);
+	so_send_answer(ch, SO_CALLED, rc, value, &n, liblog);
+	so_self_deadline(SO_NO_DEADLINE);
+	/* The library's strings are the C heap's (C.CString). */
+	free(value);
+	free(liblog);
+	so_free_env(envp);
+	free(exclude);
+	free(node);
+	return 0;
+}
+
+/* Loads the library once, under the memory bound's two stages. A library
+ * that cannot be used is not fatal: every task that asks is told why. */
+static void load(struct step_helper *sh, int no_abi)
+{
+	char why[256];
+	void *h = NULL;
+	long long t;
+
+	if (so_membound_load(why, sizeof(why)) != 0) {
+		so_note(&sh->load_notes, SO_LINE_ERROR, "not loading the library: %s; %s "
+				     "left unchanged", why, ENV_VAR);
+		sh->load_st = SO_HELPER_FAILED;
+		return;
+	}
+	t = so_monotonic_us();
+	sh->load_st = so_load_library(LIB_FD, sh->lib_name, no_abi,
+				      &sh->load_notes, &h, &sh->fn);
+	sh->load_us = so_monotonic_us() - t;
+	if (sh->load_st != SO_CALLED) {
+		sh->fn = NULL;
+		return;
+	}
+	if (so_membound_call(why, sizeof(why)) != 0) {
+		so_note(&sh->load_notes, SO_LINE_ERROR, "not calling the library: %s; %s "
+				     "left unchanged", why, ENV_VAR);
+		sh->load_st = SO_HELPER_FAILED;
+		sh->fn = NULL;
+		return;
+	}
+	sh->collect = (so_collect_fn *)dlsym(h, "spank_otel_collect");
+}
+
+/* Is a request waiting on any open socket? */
+static int pending(struct pollfd *p, int n)
+{
+	int r;
+
+	do
+		r = poll(p, (nfds_t)n, 0);
+	while (r < 0 && errno == EINTR);
+	return r > 0;
+}
+
+static void __attribute__((noreturn)) refuse(const char *why)
+{
+	fprintf(stderr, "spank-otel-helper: %s\n", why);
+	_exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	struct step_helper sh;
+	struct pollfd *p;
+	char *end;
+	long tasks;
+	int open_count, i;
+
+	/* First: nothing may dump this process (its parent made it the
+	 * job's user, who could otherwise read its core). */
+	so_self_no_core();
+	so_self_reset_signals();
+	if (argc < 3 || argc > 4 || (argc == 4 && strcmp(argv[3], "--no-abi-check")))
+		refuse("usage: spank-otel-helper TASKS LIBRARY-NAME [--no-abi-check]");
+	errno = 0;
+	tasks = strtol(argv[1], &end, 10);
+	if (errno || *end || tasks < 1 || tasks > MAX_TASKS)
+		refuse("TASKS must be a number from 1 to 4096");
+	/* What its parent promised, checked: it runs as the job's user and
+	 * can gain nothing by exec. */
+	if (prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) != 1)
+		refuse("no_new_privs is not set; started other than by spank-otel");
+	if (getuid() != geteuid() || getgid() != getegid())
+		refuse("real and effective ids differ");
+	/* Only its own descriptors, none inherited by what the library may
+	 * run. */
+	if (so_close_from(FIRST_SOCK_FD + (int)tasks) != 0)
+		refuse("cannot close the descriptors it was not given");
+	for (i = LIB_FD; i < FIRST_SOCK_FD + tasks; i++)
+		if (fcntl(i, F_SETFD, FD_CLOEXEC) != 0)
+			refuse("a descriptor it needs is not open");
+	prctl(PR_SET_NAME, "spank-otel", 0, 0, 0);
+	so_self_own_limits();
+	so_self_expendable();
+
+	memset(&sh, 0, sizeof(sh));
+	sh.lib_name = argv[2];
+	load(&sh, argc == 4);
+
+	p = calloc((size_t)tasks, sizeof(*p));
+	if (!p)
+		refuse("out of memory");
+	for (i = 0; i < tasks; i++) {
+		p[i].fd = FIRST_SOCK_FD + i;
+		p[i].events = POLLIN;
+	}
+	open_count = (int)tasks;
+	while (open_count > 0) {
+		int r = poll(p, (nfds_t)tasks, -1);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			refuse("poll failed");
+		for (i = 0; i < tasks; i++) {
+			struct so_channel ch = { p[i].fd, wait_ready, NULL };
+
+			if (p[i].fd < 0 || !p[i].revents)
+				continue;
+			serve(&sh, &ch);
+			/* One request per socket: the task is done with it. */
+			close(p[i].fd);
+			p[i].fd = -1;
+			p[i].revents = 0;
+			open_count--;
+		}
+		/* Between requests, off every task's path: give back what the
+		 * calls left, so that the memory bound holds for the next. */
+		if (sh.collect && open_count > 0 && !pending(p, (int)tasks))
+			sh.collect();
+	}
+	return 0;
+}
