@@ -21,7 +21,7 @@
 /* What spank_otel_abi() returns. It changes whenever the C signature of an
  * export or the layout of struct so_task_request changes; the helper
  * refuses a library that reports another. */
-#define SO_ABI_VERSION 4
+#define SO_ABI_VERSION 5
 
 /* What spank_otel_task_env returns. */
 #define SO_RC_ERROR (-1) /* the library failed: leave the variable */
@@ -66,6 +66,7 @@
 /* Flags of a request. */
 #define SO_REQ_STEP 0x1u /* step_id holds the task's step (S_JOB_STEPID) */
 #define SO_REQ_RANK 0x2u /* also write the nv.dl rank keys (rank=on) */
+#define SO_REQ_DEVICES 0x4u /* devices_asked/devices_usable hold the task's own answers */
 
 /* The largest id of a regular job step; above it are Slurm's special
  * steps (batch 0xfffffffb, interactive 0xfffffffa, extern 0xfffffffc),
@@ -95,6 +96,15 @@ struct so_task_request {
 	 * deadline). */
 	const char *node_files;
 	uint64_t node_files_len;
+	/* The task's own answers to "may I read and write /dev/nvidia<N>?"
+	 * for N below 256, asked in C in task_init (faccessat with the task's
+	 * real ids, so its device cgroup decides, v1 list or v2 BPF program):
+	 * bit N of devices_asked says it asked, bit N of devices_usable the
+	 * answer (word N / 64, bit N % 64). With SO_REQ_DEVICES the library
+	 * takes these and never asks the kernel itself: a helper that is not
+	 * in the task's cgroups would get its own answer. */
+	uint64_t devices_asked[4];
+	uint64_t devices_usable[4];
 };
 
 /*
