@@ -38,6 +38,10 @@ type FS struct {
 	records string
 	node    gpu.FS
 	stalled string // the name a stalled reading blocked on, or ""
+	// With fromTask, Usable answers from the task's own answers
+	// (TaskAnswers), never the node.
+	fromTask              bool
+	taskAsked, taskUsable [4]uint64
 	// Answered counts the questions the records answered, Asked those
 	// passed to the node.
 	Answered, Asked int
@@ -210,14 +214,68 @@ func (f *FS) statRecord(name string, kind byte, data string) (gpu.Stat, error) {
 	return gpu.Stat{}, nil
 }
 
-// Usable implements [gpu.FS]: always the node's answer, in the process
-// that asks (the task's helper, in the task's cgroups); the records, made
-// in the step parent, cannot hold it. It is not counted: no file is read.
+// TaskAnswers gives f the task's own answers to "may I read and write
+// /dev/nvidia<N>?" for N below 256, as the plugin asks them in the task
+// (contract.h, SO_REQ_DEVICES): bit N%64 of asked[N/64] says the task
+// asked of /dev/nvidia<N>, the same bit of usable what it was told. From
+// then on Usable answers from them and never asks the node: a helper
+// that is not in the task's cgroups would get its own answer, not the
+// task's.
+func (f *FS) TaskAnswers(asked, usable [4]uint64) {
+	f.fromTask, f.taskAsked, f.taskUsable = true, asked, usable
+}
+
+// Usable implements [gpu.FS]. With the task's answers ([FS.TaskAnswers])
+// it gives the task's answer for a GPU's device node /dev/nvidia<N> the
+// task asked of, and [gpu.ErrNoOracle] for any other name: the GPU
+// search then decides as for a node without a device cgroup. Without
+// them it gives the node's answer, in the process that asks (the task's
+// own helper, in the task's cgroups); the records, made in the step
+// parent, cannot hold it. It is not counted: no file is read.
 func (f *FS) Usable(name string) (bool, error) {
 	if f.stalled != "" {
 		return false, f.stall("access", name)
 	}
+	if f.fromTask {
+		return f.taskAnswer(name)
+	}
 	return f.node.Usable(name)
+}
+
+// taskAnswer is Usable from the task's answers.
+func (f *FS) taskAnswer(name string) (bool, error) {
+	n, ok := nvidiaMinor(name)
+	if !ok {
+		return false, gpu.ErrNoOracle
+	}
+	word, bit := n/64, uint64(1)<<(n%64)
+	if f.taskAsked[word]&bit == 0 {
+		return false, gpu.ErrNoOracle
+	}
+	return f.taskUsable[word]&bit != 0, nil
+}
+
+// nvidiaMinor returns N of a name "/dev/nvidia<N>", N in decimal as the
+// GPU search writes it (no leading zero but for "0"), when N is below
+// 256, the minors the task's answers can hold.
+func nvidiaMinor(name string) (int, bool) {
+	const prefix = "/dev/nvidia"
+	if len(name) <= len(prefix) || len(name) > len(prefix)+3 || name[:len(prefix)] != prefix {
+		return 0, false
+	}
+	digits := name[len(prefix):]
+	if digits[0] == '0' && len(digits) > 1 {
+		return 0, false
+	}
+	n := 0
+	for i := 0; i < len(digits); i++ {
+		c := digits[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n, n < 256
 }
 
 func le32(s string) uint32 {

@@ -233,9 +233,10 @@ func TestAbsentErrorWording(t *testing.T) {
 	}
 }
 
-// TestUsable: whether the task may use a device is always the node's
-// answer (the helper asks in the task's cgroups), and reads no file, so
-// it counts neither as answered nor as asked; a stalled step asks nothing.
+// TestUsable: without the task's answers, whether the task may use a
+// device is the node's answer (the task's own helper asks in the task's
+// cgroups), and reads no file, so it counts neither as answered nor as
+// asked; a stalled step asks nothing.
 func TestUsable(t *testing.T) {
 	n := &node{}
 	f := New(string(records()), n)
@@ -248,6 +249,78 @@ func TestUsable(t *testing.T) {
 	n = &node{}
 	if _, err := New(string(stalled()), n).Usable("/dev/nvidia1"); !errors.Is(err, ErrStalled) || len(n.asked) != 0 {
 		t.Errorf("stalled Usable: %v, asked %q", err, n.asked)
+	}
+}
+
+// minors returns the bits of the task's answers (contract.h,
+// devices_asked and devices_usable) for the minors ns.
+func minors(ns ...int) [4]uint64 {
+	var w [4]uint64
+	for _, n := range ns {
+		w[n/64] |= 1 << (n % 64)
+	}
+	return w
+}
+
+// every is the task's answers with every bit set.
+var every = [4]uint64{^uint64(0), ^uint64(0), ^uint64(0), ^uint64(0)}
+
+// TestTaskAnswers: with the task's own answers, Usable gives the answer
+// for a /dev/nvidia<N> the task asked of, and ErrNoOracle for any other
+// name (the GPU search then decides as without a device cgroup); the
+// node is never asked, and no file is read, so nothing is counted; a
+// stalled step still answers with its stall.
+func TestTaskAnswers(t *testing.T) {
+	tests := []struct {
+		name          string
+		records       []byte
+		asked, usable [4]uint64
+		device        string
+		want          bool
+		wantErr       error // errors.Is
+	}{
+		{name: "asked, usable", asked: minors(1, 3), usable: minors(1), device: "/dev/nvidia1", want: true},
+		{name: "asked, not usable", asked: minors(1, 3), usable: minors(1), device: "/dev/nvidia3"},
+		{name: "not asked", asked: minors(1, 3), usable: minors(1), device: "/dev/nvidia2", wantErr: gpu.ErrNoOracle},
+		{name: "not asked, though its usable bit is set", asked: minors(1), usable: minors(1, 2), device: "/dev/nvidia2", wantErr: gpu.ErrNoOracle},
+		{name: "nothing asked", device: "/dev/nvidia0", wantErr: gpu.ErrNoOracle},
+		{name: "minor 0", asked: minors(0), usable: minors(0), device: "/dev/nvidia0", want: true},
+		{name: "minor 63, the first word's last bit", asked: minors(63), usable: minors(63), device: "/dev/nvidia63", want: true},
+		{name: "minor 64, the second word's first bit", asked: minors(64), usable: minors(64), device: "/dev/nvidia64", want: true},
+		{name: "minor 64 is not minor 0", asked: minors(0), usable: minors(0), device: "/dev/nvidia64", wantErr: gpu.ErrNoOracle},
+		{name: "minor 255, usable", asked: minors(255), usable: minors(255), device: "/dev/nvidia255", want: true},
+		{name: "minor 255, not usable", asked: minors(255), device: "/dev/nvidia255"},
+		{name: "minor 256 is past the answers", asked: every, usable: every, device: "/dev/nvidia256", wantErr: gpu.ErrNoOracle},
+		{name: "minor 1000", asked: every, usable: every, device: "/dev/nvidia1000", wantErr: gpu.ErrNoOracle},
+		{name: "a leading zero", asked: every, usable: every, device: "/dev/nvidia01", wantErr: gpu.ErrNoOracle},
+		{name: "two zeros", asked: every, usable: every, device: "/dev/nvidia00", wantErr: gpu.ErrNoOracle},
+		{name: "no minor", asked: every, usable: every, device: "/dev/nvidia", wantErr: gpu.ErrNoOracle},
+		{name: "/dev/nvidiactl", asked: every, usable: every, device: "/dev/nvidiactl", wantErr: gpu.ErrNoOracle},
+		{name: "/dev/nvidia-uvm", asked: every, usable: every, device: "/dev/nvidia-uvm", wantErr: gpu.ErrNoOracle},
+		{name: "a sign", asked: every, usable: every, device: "/dev/nvidia+1", wantErr: gpu.ErrNoOracle},
+		{name: "another directory", asked: every, usable: every, device: "/tmp/nvidia1", wantErr: gpu.ErrNoOracle},
+		{name: "a path below", asked: every, usable: every, device: "/dev/nvidia1/x", wantErr: gpu.ErrNoOracle},
+		{name: "stalled: the stall first", records: stalled(), asked: every, usable: every, device: "/dev/nvidia1", wantErr: ErrStalled},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			n := &node{}
+			f := New(string(tt.records), n)
+			f.TaskAnswers(tt.asked, tt.usable)
+			got, err := f.Usable(tt.device)
+			if got != tt.want {
+				t.Errorf("Usable(%s) = %v, want %v", tt.device, got, tt.want)
+			}
+			if tt.wantErr == nil && err != nil || tt.wantErr != nil && !errors.Is(err, tt.wantErr) {
+				t.Errorf("error %v, want %v", err, tt.wantErr)
+			}
+			if len(n.asked) != 0 {
+				t.Errorf("asked the node %q", n.asked)
+			}
+			if tt.records == nil && (f.Answered != 0 || f.Asked != 0) {
+				t.Errorf("Answered %d, Asked %d; want none", f.Answered, f.Asked)
+			}
+		})
 	}
 }
 
