@@ -182,17 +182,29 @@ func setOptions(opts *taskenv.Options, req *C.struct_so_task_request) {
 }
 
 // newFiles returns the node's files for the GPU search: the request's
-// records (contract.h) over node, none when it has none. The records are C
-// memory the helper inherited from the step parent, which outlives the
-// call. A function of its own keeps convertRequest's frame small
-// (TestTaskPathStack).
+// records (contract.h) over node, none when it has none, and with
+// SO_REQ_DEVICES the task's own answers for its GPUs' device nodes. The
+// records are C memory the helper inherited from the step parent, which
+// outlives the call. A function of its own keeps convertRequest's frame
+// small (TestTaskPathStack).
 //
 //go:noinline
 func newFiles(req *C.struct_so_task_request, node gpu.FS) *nodefiles.FS {
-	if req.node_files == nil || req.node_files_len == 0 || req.node_files_len > C.SO_NODE_FILES_MAX {
-		return nodefiles.New("", node)
+	var records string
+	if req.node_files != nil && req.node_files_len > 0 && req.node_files_len <= C.SO_NODE_FILES_MAX {
+		records = unsafe.String((*byte)(unsafe.Pointer(req.node_files)), int(req.node_files_len))
 	}
-	return nodefiles.New(unsafe.String((*byte)(unsafe.Pointer(req.node_files)), int(req.node_files_len)), node)
+	files := nodefiles.New(records, node)
+	if req.flags&C.SO_REQ_DEVICES != 0 {
+		files.TaskAnswers(words(&req.devices_asked), words(&req.devices_usable))
+	}
+	return files
+}
+
+// words copies one of the request's bit arrays of the task's answers. A
+// header with another number of words fails to compile here.
+func words(w *[4]C.uint64_t) [4]uint64 {
+	return [4]uint64{uint64(w[0]), uint64(w[1]), uint64(w[2]), uint64(w[3])}
 }
 
 // maxArgs bounds the argument figures a request gives, far past anything

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -298,13 +299,18 @@ type taskPath struct {
 	env     []string
 	node    string // a copy of a node's files, "" for this machine's
 	records bool   // node's files also recorded, as the step parent hands them
-	want    string // in the value written
+	// With usable, SO_REQ_DEVICES: the task asked of every GPU's device
+	// node and may use the GPUs of these minors (the records then hold
+	// the device nodes too).
+	usable []int
+	want   string // in the value written
 }
 
 // taskPaths are the deepest paths of a call: a 66-variable step task
 // with its job's 25-key carrier (make bench's), without one (the job
 // UUID is then derived), and given 2 of the 4 GPUs of a node whose files
-// are read whole, from the node and from the step parent's records.
+// are read whole, from the node and from the step parent's records, and
+// from the records with the task's own answers for the device nodes.
 func taskPaths(tb testing.TB) []taskPath {
 	node := gpuNode(tb)
 	return []taskPath{
@@ -314,6 +320,7 @@ func taskPaths(tb testing.TB) []taskPath {
 		{name: "given 2 GPUs, with its job's carrier", env: slurmtest.TaskEnvWithCarrier(tb), node: node, want: "nv.gpu.count=2"},
 		{name: "given 2 GPUs, without a carrier, from the step's records", env: slurmtest.TaskEnv(tb), node: node, records: true, want: "nv.gpu.count=2"},
 		{name: "given 2 GPUs, with its job's carrier, from the step's records", env: slurmtest.TaskEnvWithCarrier(tb), node: node, records: true, want: "nv.gpu.count=2"},
+		{name: "given 2 GPUs, with its job's carrier, from the step's records and the task's answers", env: slurmtest.TaskEnvWithCarrier(tb), node: node, records: true, usable: []int{0, 1}, want: "nv.gpu.count=2"},
 	}
 }
 
@@ -352,6 +359,10 @@ func taskPathRoom(tb testing.TB, tc taskPath) int {
 	if tc.records {
 		r.records = recordsOf(tb, tc.node)
 	}
+	if tc.usable != nil {
+		r.records = append(r.records, deviceRecords(4)...)
+		r.devices, r.asked, r.usable = true, minors(0, 1, 2, 3), minors(tc.usable...)
+	}
 	r.exec.stack, r.exec.argc, r.exec.argvBytes = 8<<20, 2, 16
 	room := stackRoom(func() { rc, value, log = e.call(r) })
 	if rc != 1 || !strings.Contains(value, tc.want) {
@@ -387,6 +398,26 @@ func recordsOf(tb testing.TB, dir string) []byte {
 	file("/etc/slurm/gres.conf")
 	file("/etc/slurm/cgroup.conf")
 	return nodefiles.AppendRecord(r, nodefiles.KindAbsent, "/etc/slurm/fake_gpus.conf", nil)
+}
+
+// deviceRecords returns the records the step parent makes of the device
+// nodes of a node of n GPUs, /dev/nvidia0 to /dev/nvidia<n-1>.
+func deviceRecords(n int) []byte {
+	var r []byte
+	for i := range n {
+		r = nodefiles.AppendRecord(r, nodefiles.KindCharDev, "/dev/nvidia"+strconv.Itoa(i), []byte{195, 0, 0, 0, byte(i), 0, 0, 0})
+	}
+	return r
+}
+
+// minors returns the bits of the task's answers (contract.h,
+// devices_asked and devices_usable) for the minors ns.
+func minors(ns ...int) [4]uint64 {
+	var w [4]uint64
+	for _, n := range ns {
+		w[n/64] |= 1 << (n % 64)
+	}
+	return w
 }
 
 // runWithoutRace runs the test named test of this package in a test binary
@@ -531,4 +562,121 @@ func TestRequest(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestTaskDeviceAnswers: with SO_REQ_DEVICES the GPU search takes the
+// task's own answers for its GPUs' device nodes (the step's helper is not
+// in the task's cgroups: its own would be wrong), so a task bound to 2 of
+// its step's 4 GPUs gets exactly those; without the flag it decides as
+// before, here as on a copy of a node, which has no device cgroup to ask.
+func TestTaskDeviceAnswers(t *testing.T) {
+	node := gpuNode(t)
+	records := append(recordsOf(t, node), deviceRecords(4)...)
+	uuid := func(i int) string { return fmt.Sprintf("GPU-%08d-aaaa-bbbb-cccc-dddddddddddd", i) }
+	// A task of all of its step's 2 GPUs (task-env.txt), and one bound
+	// to 2 of its step's 4 (--gpus-per-task=2): Slurm writes its local
+	// indices and, in SLURM_STEP_GPUS, the step's first GPUs.
+	all := slurmtest.TaskEnv(t)
+	bound := setVars(all, "SLURM_GPUS_ON_NODE=4", "SLURM_JOB_GPUS=0,1,2,3")
+	every := minors(0, 1, 2, 3)
+	tests := []struct {
+		name string
+		env  []string
+		req  request
+		gpus []string // the UUIDs named, in CUDA's order; none: no GPU keys
+		note string   // in the log, for a task without GPU keys
+	}{
+		{
+			name: "bound task, the task's answers admit 2 of 4", env: bound,
+			req:  request{devices: true, asked: every, usable: minors(1, 3)},
+			gpus: []string{uuid(1), uuid(3)},
+		},
+		{
+			name: "all of the step's GPUs, the task's answers admit them", env: all,
+			req:  request{devices: true, asked: every, usable: minors(0, 1)},
+			gpus: []string{uuid(0), uuid(1)},
+		},
+		{
+			name: "bound task, the task's answers admit none", env: bound,
+			req:  request{devices: true, asked: every},
+			note: "the task's device cgroup admits none of the node's GPUs",
+		},
+		{
+			name: "all of the step's GPUs, the task's answers admit none", env: all,
+			req:  request{devices: true, asked: every},
+			note: "the task's device cgroup admits none of the node's GPUs",
+		},
+		{
+			name: "all of the step's GPUs, the task's answers admit others", env: all,
+			req:  request{devices: true, asked: every, usable: minors(2, 3)},
+			note: "SLURM_STEP_GPUS=0,1 names GRES index 0, which the task's device cgroup does not admit",
+		},
+		{
+			name: "the flag with nothing asked: as without a device cgroup", env: all,
+			req:  request{devices: true, usable: every},
+			gpus: []string{uuid(0), uuid(1)},
+		},
+		{
+			name: "bound task without SO_REQ_DEVICES: as before", env: bound,
+			req:  request{asked: every, usable: minors(1, 3)},
+			note: "under ConstrainDevices the task has 2 of its step's 4 GPUs on the node",
+		},
+		{
+			name: "all of the step's GPUs without SO_REQ_DEVICES: as before", env: all,
+			req:  request{asked: every, usable: minors(2, 3)},
+			gpus: []string{uuid(0), uuid(1)},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := tc.req
+			r.step, r.node, r.records = new(uint32), node, records
+			rc, value, log := callRequest(tc.env, "", r)
+			assert.Equal(t, rc, resultSet, "log %q", log)
+			assert.Assert(t, strings.Contains(log, "\nD gpu search: node files from the step\n"), "log %q", log)
+			var want []string
+			if len(tc.gpus) > 0 {
+				want = append(want, "nv.gpu.count="+strconv.Itoa(len(tc.gpus)))
+				if len(tc.gpus) == 1 {
+					want = append(want, "nv.gpu.uuid="+tc.gpus[0])
+				}
+			}
+			for i, u := range tc.gpus {
+				want = append(want, "nv.gpu."+strconv.Itoa(i)+".uuid="+u)
+			}
+			slices.Sort(want)
+			assert.DeepEqual(t, gpuEntries(value), want)
+			if tc.note != "" {
+				assert.Assert(t, strings.Contains(log, tc.note), "log %q lacks %q", log, tc.note)
+			}
+		})
+	}
+}
+
+// setVars returns env with the variables of kvs ("NAME=value") set:
+// replaced where env has them, appended where not.
+func setVars(env []string, kvs ...string) []string {
+	out := append([]string(nil), env...)
+	for _, kv := range kvs {
+		name := kv[:strings.IndexByte(kv, '=')+1]
+		i := slices.IndexFunc(out, func(e string) bool { return strings.HasPrefix(e, name) })
+		if i < 0 {
+			out = append(out, kv)
+		} else {
+			out[i] = kv
+		}
+	}
+	return out
+}
+
+// gpuEntries returns the nv.gpu.* entries of a value, sorted.
+func gpuEntries(value string) []string {
+	var out []string
+	for _, kv := range strings.Split(value, ",") {
+		if strings.HasPrefix(kv, "nv.gpu.") {
+			out = append(out, kv)
+		}
+	}
+	slices.Sort(out)
+	return out
 }

@@ -39,6 +39,11 @@ type request struct {
 	// The step parent's records of the node's files (contract.h), or
 	// none.
 	records []byte
+	// With devices, SO_REQ_DEVICES and the task's own answers for its
+	// GPUs' device nodes: bit N of asked and usable for /dev/nvidia<N>
+	// (contract.h, devices_asked and devices_usable).
+	devices       bool
+	asked, usable [4]uint64
 }
 
 // cEnv is a task environment and an exclude= list in C memory, as the shim
@@ -85,6 +90,12 @@ func (e *cEnv) call(r request) (rc int, value, log string) {
 	}
 	if r.ranks {
 		req.flags |= C.SO_REQ_RANK
+	}
+	if r.devices {
+		req.flags |= C.SO_REQ_DEVICES
+		for i := range r.asked {
+			req.devices_asked[i], req.devices_usable[i] = C.uint64_t(r.asked[i]), C.uint64_t(r.usable[i])
+		}
 	}
 	if r.records != nil {
 		req.node_files = (*C.char)(C.CBytes(r.records))
