@@ -75,7 +75,7 @@ HOST_PACKAGES := $(DEB_PACKAGES) $(RPM_PACKAGES) git debootstrap dockerd=docker.
 FUSE_PACKAGES := pkg-config=pkgconf /usr/include/fuse3/fuse_lowlevel.h=libfuse3-dev
 BACKEND_PACKAGES := npm chromium curl /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf=fonts-dejavu-core
 
-.PHONY: all lib cli shim probe headers testlibs deb rpm install man deps dockerd unit ctest package-test package-test-one gpu-selftest \
+.PHONY: all lib cli shim probe stephelper headers testlibs deb rpm install man deps dockerd unit ctest package-test package-test-one gpu-selftest \
         check-artifacts slurm-next glibc-floor \
         cluster-test test demo bench clean jaeger otelprobes backend-deps host-test purge-host slurm-testsuite \
         vm-test py-interop
@@ -120,6 +120,13 @@ $(BUILD)/spank-otel.1: $(BUILD)/spank-otel
 probe: $(BUILD)/spank-otel-probe
 $(BUILD)/spank-otel-probe: $(C_SOURCES)
 	$(MAKE) -C spank probe DEFAULT_LIB=$(DEFAULT_LIB) PROBE_OUT=$(abspath $@)
+
+# The step's helper (helper=step): an executable installed beside the
+# library, which lib= names, so that the process that loads the library is
+# a fresh image (spank/stephelper_main.c).
+stephelper: $(BUILD)/spank-otel-helper
+$(BUILD)/spank-otel-helper: $(C_SOURCES)
+	$(MAKE) -C spank stephelper DEFAULT_LIB=$(DEFAULT_LIB) STEPHELPER_OUT=$(abspath $@)
 
 headers: $(BUILD)/slurm-headers/$(SLURM)/VERSION
 $(BUILD)/slurm-headers/%/VERSION:
@@ -221,9 +228,10 @@ BINDIR  ?= /usr/bin
 DATADIR ?= /usr/share/spank-otel
 MANDIR  ?= /usr/share/man
 SO_MODE ?= 0644
-install: lib cli shim probe man
+install: lib cli shim probe stephelper man
 	install -D -m $(SO_MODE) $(BUILD)/$(SLURM)/spank_otel.so $(DESTDIR)$(PLUGINDIR)/spank_otel.so
 	install -D -m 0755 $(BUILD)/spank-otel-probe $(DESTDIR)$(PLUGINDIR)/spank-otel-probe
+	install -D -m 0755 $(BUILD)/spank-otel-helper $(DESTDIR)$(PLUGINDIR)/spank-otel-helper
 	install -D -m $(SO_MODE) $(BUILD)/libspankotel.so $(DESTDIR)$(PLUGINDIR)/libspankotel.so
 	install -D -m 0755 $(BUILD)/spank-otel $(DESTDIR)$(BINDIR)/spank-otel
 	install -D -m 0644 $(BUILD)/spank-otel.1 $(DESTDIR)$(MANDIR)/man1/spank-otel.1

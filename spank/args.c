@@ -105,6 +105,17 @@ static void set_timeout(struct so_args *a, const char *val,
 	a->timeout_ms = (int)v;
 }
 
+static void set_helper(struct so_args *a, const char *val,
+		       const struct so_logger *lg)
+{
+	if (!strcmp(val, "step") || !strcmp(val, "task")) {
+		a->step_helper = val[0] == 's';
+		return;
+	}
+	so_logf(lg, SO_LOG_ERROR, "helper=%s: expected step or task; using task", val);
+	a->step_helper = 0;
+}
+
 void so_args_parse(struct so_args *a, const char *default_lib, int ac,
 		   char **av, const struct so_logger *lg)
 {
@@ -129,11 +140,13 @@ void so_args_parse(struct so_args *a, const char *default_lib, int ac,
 			set_max_env(a, arg + 8, lg);
 		else if (!strncmp(arg, "timeout=", 8))
 			set_timeout(a, arg + 8, lg);
+		else if (!strncmp(arg, "helper=", 7))
+			set_helper(a, arg + 7, lg);
 		else
 			so_logf(lg, SO_LOG_INFO,
 				"ignoring unknown plugstack.conf argument \"%s\" "
 				"(known: lib=, exclude=, default=, rank=, max_env=, "
-				"timeout=)",
+				"timeout=, helper=)",
 				arg);
 	}
 }

@@ -5,9 +5,13 @@
  * task's OTEL_RESOURCE_ATTRIBUTES to what the Go library computes from the
  * task's final environment. The Go library never runs in a Slurm process:
  *
- *   step parent, slurm_spank_init_post_opt   open and check the library
+ *   step parent, slurm_spank_init_post_opt   open and check the library;
+ *                                            helper=step: start the step's
+ *                                            helper (stephelper.h)
  *   step parent, slurm_spank_user_init       record the node's GPU files
- *   task child, task_init_privileged         fork the helper (helper.h)
+ *   task child, task_init_privileged         fork the task's helper
+ *                                            (helper.h), or take the task's
+ *                                            socket to the step's
  *   task child, task_init                    ask it, spank_setenv the answer
  *
  * Every callback returns 0: a missing or broken library, a bad argument, a
@@ -15,7 +19,10 @@
  * launch. The one exception is a bad --otel-attrs value given to srun,
  * sbatch or salloc, which the command must reject.
  */
+#define _GNU_SOURCE /* O_PATH */
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,17 +34,22 @@
 #include "args.h"
 #include "budget.h"
 #include "clock.h"
+#include "devices.h"
 #include "helper.h"
 #include "libfile.h"
 #include "log.h"
 #include "nodefiles.h"
 #include "option.h"
+#include "stephelper.h"
 
 #ifndef SO_DEFAULT_LIB
 #error "build with -DSO_DEFAULT_LIB=\"/absolute/path/of/libspankotel.so\""
 #endif
 
 #define ENV_VAR "OTEL_RESOURCE_ATTRIBUTES"
+
+/* The step's helper, installed beside the library: lib= names both. */
+#define SO_STEP_HELPER_EXE "spank-otel-helper"
 
 /* slurm.h's SLURM_EXTERN_CONT: the step that only holds the job's
  * processes adopted from outside (PrologFlags=Contain). It runs no task. */
@@ -76,6 +88,12 @@ static struct so_node_files node_files;
 /* Task child only: the helper forked in task_init_privileged. */
 static struct so_helper helper = { .pid = -1, .sock = -1, .err = -1,
 				   .pidfd = -1 };
+/* helper=step. Step parent: the step's helper, and the node's /dev for
+ * the tasks' device check (devices.h), opened where no user chose the
+ * mount namespace. Task child: its own socket to the helper. */
+static struct so_step_helper step_helper = { .pid = -1, .pidfd = -1, .err = -1 };
+static int dev_dir = -1;
+static int step_sock = -1;
 
 static int otel_attrs_cb(int val, const char *optarg, int remote);
 static int otel_rank_cb(int val, const char *optarg, int remote);
@@ -220,6 +238,7 @@ static void set_attributes(spank_t sp)
 {
 	struct so_task_request req;
 	struct so_result res;
+	enum so_status st;
 	spank_err_t err;
 	char **env = NULL, **argv = NULL;
 	uint32_t step;
@@ -229,7 +248,11 @@ static void set_attributes(spank_t sp)
 	if (err != ESPANK_SUCCESS || !env) {
 		so_error("cannot read the task environment: %s; %s left "
 			 "unchanged", spank_strerror(err), ENV_VAR);
-		so_helper_discard(&helper, args.timeout_ms);
+		if (args.step_helper)
+			close(step_sock);
+		else
+			so_helper_discard(&helper, args.timeout_ms);
+		step_sock = -1;
 		return;
 	}
 	if (spank_get_item(sp, S_JOB_ARGV, &argc, &argv) != ESPANK_SUCCESS) {
@@ -248,9 +271,25 @@ static void set_attributes(spank_t sp)
 	}
 	if (ranks_enabled())
 		req.flags |= SO_REQ_RANK;
-	if (so_helper_call(&helper, &req, args.timeout_ms, &res,
-			   &slurm_logger) != SO_CALLED)
-		return; /* so_helper_call said why */
+	if (args.step_helper) {
+		/* What the task's helper has from its fork travels with the
+		 * request; the task answers which GPUs it may use itself. */
+		req.exclude = args.exclude;
+		req.node_files = node_files.buf;
+		req.node_files_len = node_files.buf ? node_files.len : 0;
+		if (node_files.buf && dev_dir >= 0 &&
+		    so_devices_ask(node_files.buf, node_files.len, dev_dir,
+				   req.devices_asked, req.devices_usable) > 0)
+			req.flags |= SO_REQ_DEVICES;
+		st = so_step_helper_call(step_sock, &req, args.timeout_ms, &res,
+					 &slurm_logger);
+		step_sock = -1; /* closed by the call */
+	} else {
+		st = so_helper_call(&helper, &req, args.timeout_ms, &res,
+				    &slurm_logger);
+	}
+	if (st != SO_CALLED)
+		return; /* the call said why */
 	switch (res.rc) {
 	case SO_RC_SET:
 		if (res.value)
@@ -324,6 +363,70 @@ SO_EXPORT int slurm_spank_init(spank_t sp, int ac, char **av)
 	return 0;
 }
 
+/* The job's uid, gid and supplementary groups, for a helper. Returns 0,
+ * or -1 with the reason logged: never run the library with slurmstepd's
+ * rights. */
+static int job_creds(spank_t sp, uid_t *uid, gid_t *gid, gid_t **groups,
+		     int *ngroups)
+{
+	if (spank_get_item(sp, S_JOB_UID, uid) != ESPANK_SUCCESS ||
+	    spank_get_item(sp, S_JOB_GID, gid) != ESPANK_SUCCESS) {
+		so_error("cannot read the job's uid and gid; %s left unchanged",
+			 ENV_VAR);
+		return -1;
+	}
+	if (spank_get_item(sp, S_JOB_SUPPLEMENTARY_GIDS, groups, ngroups) !=
+		    ESPANK_SUCCESS ||
+	    *ngroups < 0) {
+		*groups = NULL;
+		*ngroups = 0;
+	}
+	return 0;
+}
+
+/* helper=step: starts the step's helper, in the step parent itself (still
+ * root, before the tasks are forked; slurm_spank_user_init may run in a
+ * child that shares no descriptor with it, under contain_spank), from
+ * spank-otel-helper beside the library, checked as the library is. */
+static void start_step_helper(spank_t sp)
+{
+	struct so_step_helper_config cfg;
+	struct so_lib exe = { .fd = -1 };
+	const char *slash = strrchr(args.lib, '/');
+	char path[PATH_MAX];
+	uid_t uid;
+	gid_t gid, *groups = NULL;
+	uint32_t local = 0;
+	int ngroups = 0;
+
+	if (job_creds(sp, &uid, &gid, &groups, &ngroups) != 0)
+		return;
+	if (spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &local) != ESPANK_SUCCESS ||
+	    local == 0) {
+		so_error("cannot read the step's task count on this node; %s left "
+			 "unchanged", ENV_VAR);
+		return;
+	}
+	snprintf(path, sizeof(path), "%.*s/%s", (int)(slash - args.lib), args.lib,
+		 SO_STEP_HELPER_EXE);
+	if (so_lib_open(&exe, path, trusted_uid, &slurm_logger) != SO_CALLED)
+		return; /* logged why */
+	dev_dir = open("/dev", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.exe_fd = exe.fd;
+	cfg.lib = &lib;
+	cfg.tasks = local;
+	cfg.drop_creds = 1;
+	cfg.uid = uid;
+	cfg.gid = gid;
+	cfg.groups = groups;
+	cfg.ngroups = (size_t)ngroups;
+	if (so_step_helper_start(&step_helper, &cfg, &slurm_logger) == 0)
+		so_debug("step helper: started for %u tasks (pid %d)", local,
+			 (int)step_helper.pid);
+	close(exe.fd);
+}
+
 SO_EXPORT int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 {
 	const char *why;
@@ -342,6 +445,8 @@ SO_EXPORT int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 	 * step, still as root and before any task exists. */
 	if (step_enabled(&why))
 		open_library();
+	if (args.step_helper && lib.fd >= 0)
+		start_step_helper(sp);
 	return 0;
 }
 
@@ -429,25 +534,22 @@ SO_EXPORT int slurm_spank_task_init_privileged(spank_t sp, int ac, char **av)
 	(void)av;
 	if (spank_remote(sp) != 1 || !args_parsed || !step_enabled(&why))
 		return 0;
-	open_library(); /* normally done in the step parent already */
-	if (lib.fd < 0)
-		return 0; /* the step parent logged why */
-	if (spank_get_item(sp, S_JOB_UID, &uid) != ESPANK_SUCCESS ||
-	    spank_get_item(sp, S_JOB_GID, &gid) != ESPANK_SUCCESS) {
-		/* Never run the library with slurmstepd's rights. */
-		so_error("cannot read the job's uid and gid; %s left unchanged",
-			 ENV_VAR);
+	if (spank_get_item(sp, S_TASK_ID, &task) != ESPANK_SUCCESS)
+		task = 0;
+	if (args.step_helper) {
+		/* Its own end only: no task holds another's. */
+		if (step_helper.pid >= 0)
+			step_sock = so_step_helper_take(&step_helper, (unsigned)task);
 		close_library();
 		return 0;
 	}
-	if (spank_get_item(sp, S_JOB_SUPPLEMENTARY_GIDS, &groups, &ngroups) !=
-		    ESPANK_SUCCESS ||
-	    ngroups < 0) {
-		groups = NULL;
-		ngroups = 0;
+	open_library(); /* normally done in the step parent already */
+	if (lib.fd < 0)
+		return 0; /* the step parent logged why */
+	if (job_creds(sp, &uid, &gid, &groups, &ngroups) != 0) {
+		close_library();
+		return 0;
 	}
-	if (spank_get_item(sp, S_TASK_ID, &task) != ESPANK_SUCCESS)
-		task = 0;
 	if (spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &local) != ESPANK_SUCCESS ||
 	    local == 0)
 		local = 1;
@@ -499,7 +601,7 @@ SO_EXPORT int slurm_spank_task_init(spank_t sp, int ac, char **av)
 		so_debug("disabled for this step (%s)", why);
 		return 0;
 	}
-	if (helper.pid < 0) {
+	if (args.step_helper ? step_sock < 0 : helper.pid < 0) {
 		so_debug("no helper process (see above); %s left unchanged",
 			 ENV_VAR);
 		return 0;
@@ -515,6 +617,10 @@ SO_EXPORT int slurm_spank_exit(spank_t sp, int ac, char **av)
 	if (spank_remote(sp) == 1) {
 		close_library();
 		so_node_files_free(&node_files);
+		so_step_helper_stop(&step_helper, args.timeout_ms, &slurm_logger);
+		if (dev_dir >= 0)
+			close(dev_dir);
+		dev_dir = -1;
 	}
 	return 0;
 }

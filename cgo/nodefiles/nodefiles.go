@@ -227,8 +227,11 @@ func (f *FS) TaskAnswers(asked, usable [4]uint64) {
 
 // Usable implements [gpu.FS]. With the task's answers ([FS.TaskAnswers])
 // it gives the task's answer for a GPU's device node /dev/nvidia<N> the
-// task asked of, and [gpu.ErrNoOracle] for any other name: the GPU
-// search then decides as for a node without a device cgroup. Without
+// task asked of; one it did not ask of has no device node on the node
+// (the plugin asks of every /dev/nvidia<N> the step's records hold), which
+// no task can use, as access(2) would say; any other name, or N of 256 or
+// more, gets [gpu.ErrNoOracle]: the GPU search then decides as for a node
+// without a device cgroup. Without
 // them it gives the node's answer, in the process that asks (the task's
 // own helper, in the task's cgroups); the records, made in the step
 // parent, cannot hold it. It is not counted: no file is read.
@@ -249,10 +252,7 @@ func (f *FS) taskAnswer(name string) (bool, error) {
 		return false, gpu.ErrNoOracle
 	}
 	word, bit := n/64, uint64(1)<<(n%64)
-	if f.taskAsked[word]&bit == 0 {
-		return false, gpu.ErrNoOracle
-	}
-	return f.taskUsable[word]&bit != 0, nil
+	return f.taskAsked[word]&bit != 0 && f.taskUsable[word]&bit != 0, nil
 }
 
 // nvidiaMinor returns N of a name "/dev/nvidia<N>", N in decimal as the

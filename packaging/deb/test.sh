@@ -75,6 +75,7 @@ expected_list() {
 	cat <<-EOF
 	-rwxr-xr-x root/root ./usr/bin/spank-otel
 	-rw-r--r-- root/root ./usr/lib/x86_64-linux-gnu/slurm-wlm/libspankotel.so
+	-rwxr-xr-x root/root ./usr/lib/x86_64-linux-gnu/slurm-wlm/spank-otel-helper
 	-rwxr-xr-x root/root ./usr/lib/x86_64-linux-gnu/slurm-wlm/spank-otel-probe
 	-rw-r--r-- root/root ./usr/lib/x86_64-linux-gnu/slurm-wlm/spank_otel.so
 	-rw-r--r-- root/root ./usr/share/doc/spank-otel/changelog.Debian.gz

@@ -49,6 +49,7 @@ expected_files() {
 	cat <<-EOF
 	-rwxr-xr-x root:root - /usr/bin/spank-otel
 	-rwxr-xr-x root:root - /usr/lib64/slurm/libspankotel.so
+	-rwxr-xr-x root:root - /usr/lib64/slurm/spank-otel-helper
 	-rwxr-xr-x root:root - /usr/lib64/slurm/spank-otel-probe
 	-rwxr-xr-x root:root - /usr/lib64/slurm/spank_otel.so
 	-rw-r--r-- root:root d <doc>/README.md

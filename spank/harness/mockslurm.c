@@ -61,6 +61,7 @@ static uid_t job_uid;
 static gid_t job_gid;
 static gid_t job_gids[1];
 static int task_id;
+static uint32_t local_tasks = 1;
 static uint32_t step_id;
 static size_t max_entry = 131072;
 static int fail_uid;
@@ -162,6 +163,9 @@ EXPORT spank_err_t spank_get_item(spank_t sp, spank_item_t item, ...)
 		break;
 	case S_TASK_ID:
 		*va_arg(ap, int *) = task_id;
+		break;
+	case S_JOB_LOCAL_TASK_COUNT:
+		*va_arg(ap, uint32_t *) = local_tasks;
 		break;
 	case S_JOB_STEPID:
 		*va_arg(ap, uint32_t *) = step_id;
@@ -399,6 +403,7 @@ int main(int argc, char **argv)
 			break;
 		case 't':
 			tasks = atoi(optarg);
+			local_tasks = tasks > 0 ? (uint32_t)tasks : 1;
 			break;
 		case 'u':
 			as_uid = atol(optarg);

@@ -55,6 +55,15 @@ type mockCase struct {
 func TestShim(t *testing.T) {
 	l := newLab(t)
 	kind := func(k string) func(t testing.TB) string { return func(t testing.TB) string { return l.lib(t, k) } }
+	// stepKind is kind with spank-otel-helper installed beside the library.
+	stepKind := func(k string) func(t testing.TB) string {
+		return func(t testing.TB) string {
+			p := l.lib(t, k)
+			l.copy(t, need(t, "stephelper"), k+"/spank-otel-helper")
+			l.chmod(t, k+"/spank-otel-helper", 0o755)
+			return p
+		}
+	}
 	fake := kind("fake")
 	// beside is a file next to the fake library, with data and mode.
 	beside := func(name string, data []byte, mode os.FileMode) func(t testing.TB) string {
@@ -252,6 +261,34 @@ func TestShim(t *testing.T) {
 				"--as-user", "65534"},
 			want: []string{`^env=OTEL_RESOURCE_ATTRIBUTES=.*slurm\.job\.id=12345`, `^sigpipe=ignored$`, `^task_threads=1$`,
 				`go runtime: GOMAXPROCS=1 `}},
+		// helper=step (issue 43, section 3): the step's helper, found
+		// beside the library, started in init_post_opt.
+		{name: "shim, helper=step + real library: every task gets its value; one thread, no child, Go only in the step's helper",
+			lib: stepKind("real"),
+			args: append([]string{"--arg", "helper=step", "--env", "SLURM_JOB_ID=12345", "--env",
+				"SLURM_CLUSTER_NAME=cluster-a", "--ignore-sigpipe", "--as-user", "65534", "--tasks", "3"}, watch...),
+			want: []string{`^log debug[0-9]* spank-otel: step helper: started for 3 tasks \(pid [0-9]+\)$`,
+				`^env=OTEL_RESOURCE_ATTRIBUTES=.*slurm\.job\.id=12345`, `!^task_threads=[^1]`, `!^task_children=[^0]`,
+				`^task_mapped_lib=no$`, `!^task_mapped_lib=yes`, `^parent_mapped_lib=no$`, `^sigpipe=ignored$`,
+				`step helper: library loaded and started in [0-9]+ us \(once for the step\)`, `!task_killed`},
+			then: []followUp{{"shim, helper=step: all three tasks got their value", func(t testing.TB, r result) {
+				if n := r.count(`^env=OTEL_RESOURCE_ATTRIBUTES=.*slurm\.job\.id=12345`); n != 3 {
+					t.Errorf("%d tasks got the value, want 3", n)
+					r.show(t)
+				}
+			}}, {"shim, helper=step: no step helper is left running", func(t testing.TB, r result) {
+				noneRunning(t, l.path("real/spank-otel-helper"))
+			}}}},
+		{name: "shim, helper=step without spank-otel-helper beside the library: refused and logged, the tasks run without attributes",
+			lib: kind("go"), args: append([]string{"--arg", "helper=step", "--tasks", "2"}, job...),
+			want: []string{`^log error spank-otel: .*` + q(l.path("go/spank-otel-helper")), `^task_init=0$`,
+				`!^env=OTEL_RESOURCE_ATTRIBUTES`, `!task_killed`}},
+		{name: "shim, helper=step + faulting library: the tasks run; the log says the step's helper ended and why",
+			lib: stepKind("fault"), args: append([]string{"--arg", "helper=step", "--env", "SPANK_OTEL_TEST_FAULT=segv",
+				"--tasks", "2"}, job...),
+			want: []string{`^log error spank-otel: the step's helper ended before it answered`,
+				`^log error spank-otel: the step's helper said: SIGSEGV: segmentation violation`,
+				`!^env=OTEL_RESOURCE_ATTRIBUTES`, `^task_init=0$`, `!task_killed`}},
 		// What slurmd logs for a refused library: the rule and the path.
 		{name: "shim: a refusal is logged as an error naming the rule and the path",
 			lib: func(t testing.TB) string {

@@ -105,16 +105,21 @@ func TestStepHelper(t *testing.T) {
 			want: []string{`^task=0 status=helper-died rc=-1 value=-$`,
 				`^error: the step's helper said: (runtime|fatal error): out of memory.* \(over the helper's own memory bound, RLIMIT_DATA; not the job's memory limit\)$`, `^helper_end=(exited:2|killed:6)$`}},
 	})
-	// The helper runs with an empty environment, which the run's marker
-	// (leftovers) cannot reach: it is found by its image instead.
 	check(t, "step helper: none of this test's helpers is left running", func(t *testing.T) {
-		exe := l.path("helper/spank-otel-helper")
-		dirs, _ := os.ReadDir("/proc")
-		for _, d := range dirs {
-			if target, err := os.Readlink(filepath.Join("/proc", d.Name(), "exe")); err == nil &&
-				strings.TrimSuffix(target, " (deleted)") == exe {
-				t.Errorf("pid %s still runs %s", d.Name(), exe)
-			}
-		}
+		noneRunning(t, l.path("helper/spank-otel-helper"))
 	})
+}
+
+// noneRunning fails for every process whose image is exe: the step's
+// helper runs with an empty environment, which the run's marker
+// (leftovers) cannot reach.
+func noneRunning(t testing.TB, exe string) {
+	t.Helper()
+	dirs, _ := os.ReadDir("/proc")
+	for _, d := range dirs {
+		if target, err := os.Readlink(filepath.Join("/proc", d.Name(), "exe")); err == nil &&
+			strings.TrimSuffix(target, " (deleted)") == exe {
+			t.Errorf("pid %s still runs %s", d.Name(), exe)
+		}
+	}
 }
