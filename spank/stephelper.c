@@ -18,6 +18,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <linux/securebits.h>
+
 #include "clock.h"
 #include "membound.h"
 #include "pidfd.h"
@@ -88,6 +90,13 @@ static void __attribute__((noreturn)) child(const struct child_plan *p)
 	if ((exe > top && syscall(SYS_close_range, top, exe - 1, 0) != 0) ||
 	    syscall(SYS_close_range, exe + 1, ~0U, 0) != 0)
 		die_child(2, "cannot close slurmstepd's descriptors (Linux 5.9 or later needed)\n");
+	/* Exec gives a process of uid 0 every capability, unless root is
+	 * "not special" (SECBIT_NOROOT): a job of uid 0 gets a helper of uid
+	 * 0 with none. Needs CAP_SETPCAP, which only a root starter has. */
+	if (syscall(SYS_prctl, PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED,
+		    0, 0, 0) != 0 &&
+	    (!cfg->drop_creds || cfg->uid == 0))
+		die_child(2, "cannot keep its exec from granting root's capabilities\n");
 	if (cfg->drop_creds) {
 		if (syscall(SYS_setgroups, cfg->ngroups ? cfg->ngroups : 1,
 			    cfg->ngroups ? cfg->groups : &cfg->gid) != 0 ||

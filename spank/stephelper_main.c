@@ -40,7 +40,10 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+
+#include <linux/capability.h>
 
 #include "clock.h"
 #include "fds.h"
@@ -209,6 +212,21 @@ static void load(struct step_helper *sh, int no_abi)
 	sh->collect = (so_collect_fn *)dlsym(h, "spank_otel_collect");
 }
 
+/* The one CPU it runs on: the Go runtime sizes GOMAXPROCS, and so its
+ * threads, from the mask it starts with, and the helper answers one task
+ * at a time. A CPU it cannot tell keeps the mask. */
+static void one_cpu(void)
+{
+	cpu_set_t one;
+	int cpu = sched_getcpu();
+
+	if (cpu < 0 || cpu >= CPU_SETSIZE)
+		return;
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	sched_setaffinity(0, sizeof(one), &one);
+}
+
 /* Is a request waiting on any open socket? */
 static int pending(struct pollfd *p, int n)
 {
@@ -218,6 +236,17 @@ static int pending(struct pollfd *p, int n)
 		r = poll(p, (nfds_t)n, 0);
 	while (r < 0 && errno == EINTR);
 	return r > 0;
+}
+
+/* Any capability permitted or effective? (Also when it cannot tell.) */
+static int has_capabilities(void)
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct d[2];
+
+	if (syscall(SYS_capget, &h, d) != 0)
+		return 1;
+	return d[0].permitted || d[1].permitted || d[0].effective || d[1].effective;
 }
 
 static void __attribute__((noreturn)) refuse(const char *why)
@@ -250,6 +279,8 @@ int main(int argc, char **argv)
 		refuse("no_new_privs is not set; started other than by spank-otel");
 	if (getuid() != geteuid() || getgid() != getegid())
 		refuse("real and effective ids differ");
+	if (has_capabilities())
+		refuse("it holds capabilities; started other than by spank-otel");
 	/* Only its own descriptors, none inherited by what the library may
 	 * run. */
 	if (so_close_from(FIRST_SOCK_FD + (int)tasks) != 0)
@@ -260,6 +291,7 @@ int main(int argc, char **argv)
 	prctl(PR_SET_NAME, "spank-otel", 0, 0, 0);
 	so_self_own_limits();
 	so_self_expendable();
+	one_cpu();
 
 	memset(&sh, 0, sizeof(sh));
 	sh.lib_name = argv[2];

@@ -8,6 +8,10 @@
  *       [--as-user UID[:GID]] [--no-abi-check] [--timeout MS]
  *       [--exclude LIST] [--node-files ROOT] [--bench ROUNDS]
  *
+ * --node-files records ROOT's GPU files as the step parent does, and each
+ * task then asks which of ROOT/dev/nvidia<N> it may use, as the shim's
+ * task_init does.
+ *
  * Output, one line each: "task=I status=S rc=R value=V" and "task=I
  * log=LEVEL TEXT" per task; then "canary_control=present" (a string put
  * in this process's heap before the helper started, found by the scan
@@ -20,6 +24,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -30,6 +35,7 @@
 #include <unistd.h>
 
 #include "../clock.h"
+#include "../devices.h"
 #include "../helper.h"
 #include "../libfile.h"
 #include "../nodefiles.h"
@@ -202,6 +208,7 @@ int main(int argc, char **argv)
 	unsigned tasks = 0, t;
 	int timeout_ms = 2000, bench = 0, round, i;
 	char **env, *canary;
+	int dev_dir = -1;
 	pid_t *task_pids;
 	uid_t uid = 0;
 	gid_t gid = 0;
@@ -265,6 +272,13 @@ int main(int argc, char **argv)
 	}
 	if (node_root && so_node_files_record(&nf, node_root, NULL, timeout_ms) < 0)
 		fprintf(stderr, "stepdrive: no node files recorded under %s\n", node_root);
+	if (node_root) {
+		/* Each task asks which GPUs it may use, as the shim's does. */
+		char dev[PATH_MAX];
+
+		snprintf(dev, sizeof(dev), "%s/dev", node_root);
+		dev_dir = open(dev, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	}
 	cfg.lib = &lib;
 	/* One socket more than tasks: this process holds it, so that the
 	 * helper is still there to be looked at once the tasks are done. */
@@ -303,6 +317,10 @@ int main(int argc, char **argv)
 				req.stack_limit = 8 << 20;
 				req.node_files = nf.buf;
 				req.node_files_len = nf.buf ? nf.len : 0;
+				if (nf.buf && dev_dir >= 0 &&
+				    so_devices_ask(nf.buf, nf.len, dev_dir, req.devices_asked,
+						   req.devices_usable) > 0)
+					req.flags |= SO_REQ_DEVICES;
 				st = so_step_helper_call(sock, &req, timeout_ms, &res, &lg);
 				if (bench)
 					_exit(st == SO_CALLED ? 0 : 1);

@@ -10,13 +10,17 @@
 #     with many tasks starting at once, which sets the timeout= default.
 # 1g. the same on a cluster node with (fake) GPUs, for a task given two:
 #     what finding a task's GPUs adds.
+# 1s, 1gs. sections 1 and 1g with helper=step: one helper per step of BATCH
+#     tasks (spank-otel-helper), each task asking on its own socket; per
+#     task, the step's time divided by its tasks.
 #  2. step launch in the cluster: srun -O -N2 -n8 true, plugin on vs off.
 #  3. the Go benchmarks, with the OpenTelemetry SDK's decoder beside ours.
 #  4. what a per-task `eval "$(python3 -c ...)"` costs, for comparison.
 #
 # The last three lines are the ratios, in a fixed form.
 #
-# BENCH_SECTIONS="1 3" runs only the sections listed (1, 1b, 1g, 2, 3, 4); the
+# BENCH_SECTIONS="1 3" runs only the sections listed (1, 1b, 1s, 1g, 1gs, 2, 3,
+# 4); the
 # default is all of them. The other BENCH_* settings are below.
 set -euo pipefail
 
@@ -28,11 +32,13 @@ batch=${BENCH_BATCH:-5}         # tasks in a row from one library
 copies=${BENCH_COPIES:-4}       # copies of each library file
 pairs=${BENCH_PAIRS:-30}        # srun on/off pairs
 slurm=${SLURM:-26.05}
-sections=" ${BENCH_SECTIONS:-1 1b 1g 2 3 4} "
+sections=" ${BENCH_SECTIONS:-1 1b 1s 1g 1gs 2 3 4} "
 # The harness and the empty Go library, built against the headers the
 # Makefile downloads (make headers), in a directory of their own.
 spankbuild=$top/build/bench-spank
 harness=$spankbuild/spank-otel-harness
+stepdrive=$spankbuild/spank-otel-stepdrive
+stephelper=$spankbuild/spank-otel-helper
 testdata=$spankbuild/testdata
 
 say() { printf '\n== %s\n' "$*"; }
@@ -53,6 +59,19 @@ quantiles() {
 # percentiles FILE: p50 p90 p99 p99.9 of the nanoseconds in FILE, in µs.
 percentiles() { quantiles 1000 0.5 0.9 0.99 0.999 < "$1"; }
 median() { quantiles 1 0.5; }
+# table FILE PREFIX NAME...: one row of percentiles for each library's
+# nanoseconds in FILE (interleave.sh's lines); sets PREFIX_NAME to its p50.
+table() {
+	local file=$1 prefix=$2 name label p50 p90 p99 p999
+	shift 2
+	printf '%-10s %8s %8s %8s %8s\n' library p50_us p90_us p99_us p99.9_us
+	for name in "$@"; do
+		read -r p50 p90 p99 p999 < <(awk -v n="$name" '$1 == n { print $2 }' "$file" | percentiles /dev/stdin)
+		printf -v "${prefix}_$name" %s "$p50"
+		label=$name; [ "$name" = emptygo2 ] && label="emptygo'"
+		printf '%-10s %8d %8d %8d %8d\n' "$label" "$p50" "$p90" "$p99" "$p999"
+	done
+}
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a / b }'; }
 # faults FILE NAME...: the median page faults per task of each library in
 # FILE (interleave.sh's lines: name, nanoseconds, page faults): the memory
@@ -83,7 +102,7 @@ envfile=$(mktemp) libdir=
 trap 'rm -f "$envfile" "$tmp"/* 2>/dev/null; rmdir "$tmp" 2>/dev/null; [ -z "$libdir" ] || rm -rf "$libdir"' EXIT
 tmp=$(mktemp -d)
 { cat detect/slurm/testdata/task-env.txt; printf 'OTEL_RESOURCE_ATTRIBUTES=%s\n' "$(cat detect/slurm/testdata/carrier-25.txt)"; } > "$envfile"
-ratio_go=- noise=- step_ratio=- p50_ours=
+ratio_go=- noise=- step_ratio=- p50_ours= step_go=- step_noise=- gpu_step=- gpu_step_noise=-
 # The library copies live where the plugin's rule for a library holds: a
 # root-owned directory that no one else can write, all the way up. Not in
 # build/: a checkout under /tmp (1777) or in a home directory would fail
@@ -92,7 +111,7 @@ ratio_go=- noise=- step_ratio=- p50_ours=
 # there); /run would do too, but is a tmpfs on most machines, and the
 # copies' page-cache placement is part of what is timed. The directory
 # goes when the bench ends.
-if want 1 || want 1b; then
+if want 1 || want 1b || want 1s; then
 	install -d -m 0755 /var/cache/spank-otel
 	libdir=$(mktemp -d /var/cache/spank-otel/bench-libs.XXXXXX)
 	chmod 0755 "$libdir"
@@ -164,6 +183,23 @@ show "GODEBUG=inittrace=1 $harness --lib LIB --env-file <task env>   (×$init_ru
 printf 'package initialisation beyond the empty library: median %s us per task (%s)\n' \
 	"$(awk '$1 == "us" { print $2 }' "$tmp/extra" | median)" \
 	"$(awk '$1 == "pkg" { print $2 }' "$tmp/extra" | sort -u | paste -sd, -)"
+fi
+
+# --- 1s. per-task cost with helper=step -------------------------------------
+if want 1s; then
+say "1s. per-task cost with helper=step: steps of $batch tasks around one helper each (the load once per step), $forks tasks each, in $rounds interleaved steps"
+step_names=(ours loadonly emptygo emptygo2)
+for name in "${step_names[@]}"; do
+	for ((c = 0; c < copies; c++)); do [ -f "$libdir/$name.$c.so" ] || cp "${src[$name]}" "$libdir/$name.$c.so"; done
+done
+STEP_HELPER=$stephelper test/bench/interleave.sh "$stepdrive" "$libdir" "$envfile" "$rounds" "$batch" "$copies" "${step_names[@]}" > "$tmp/steps"
+show "STEP_HELPER=spank-otel-helper interleave.sh spank-otel-stepdrive DIR <task env> $rounds $batch $copies ${step_names[*]}"
+table "$tmp/steps" step "${step_names[@]}"
+step_go=$(ratio "$step_ours" "$step_emptygo")
+step_noise=$(ratio "$step_emptygo2" "$step_emptygo")
+printf "ratios at p50, helper=step: ours/emptygo %s (noise emptygo'/emptygo %s); loadonly/emptygo %s\n" \
+	"$step_go" "$step_noise" "$(ratio "$step_loadonly" "$step_emptygo")"
+[ -z "$p50_ours" ] || printf 'ours per task, helper=step against helper=task (section 1): %s\n' "$(ratio "$step_ours" "$p50_ours")"
 fi
 
 # --- 1b. many tasks at once ------------------------------------------------
@@ -281,7 +317,7 @@ node_names=(ours loadonly emptygo emptygo2)
 for name in "${node_names[@]}"; do
 	for ((c = 0; c < copies; c++)); do cp "${src[$name]}" "$stage/$name.$c.so"; done
 done
-cp "$harness" test/bench/interleave.sh "$stage/"
+cp "$harness" "$stepdrive" "$stephelper" test/bench/interleave.sh "$stage/"
 # Root-owned all the way up, as the plugin's rule for a library wants.
 dir=/var/cache/spank-otel-bench
 tar -C "$stage" -c --owner=0 --group=0 . | on_c1 sh -c "rm -rf $dir && install -d -m 0755 $dir && tar -x -o -C $dir"
@@ -293,13 +329,7 @@ on_c1 sh -c "mkdir -p $devcg && echo a > $devcg/devices.deny && while read -r l;
 in_task_devices() { on_c1 sh -c 'echo $$ > '"$devcg"'/cgroup.procs && exec "$@"' sh "$@"; }
 show "cluster exec --node c1 -- env HARNESS_OPTS='--node-files /' interleave.sh spank-otel-harness DIR <env of srun in sbatch --gres=gpu:2 on c1> $node_rounds $batch $copies ${node_names[*]}"
 in_task_devices env HARNESS_OPTS="--node-files /" "$dir/interleave.sh" "$dir/spank-otel-harness" "$dir" "$dir/env.gpu" "$node_rounds" "$batch" "$copies" "${node_names[@]}" > "$tmp/node"
-printf '%-10s %8s %8s %8s %8s\n' library p50_us p90_us p99_us p99.9_us
-for name in "${node_names[@]}"; do
-	read -r p50 p90 p99 p999 < <(awk -v n="$name" '$1 == n { print $2 }' "$tmp/node" | percentiles /dev/stdin)
-	eval "node_$name=$p50"
-	label=$name; [ "$name" = emptygo2 ] && label="emptygo'"
-	printf '%-10s %8d %8d %8d %8d\n' "$label" "$p50" "$p90" "$p99" "$p999"
-done
+table "$tmp/node" node "${node_names[@]}"
 gpu_ratio=$(ratio "$node_ours" "$node_emptygo")
 gpu_noise=$(ratio "$node_emptygo2" "$node_emptygo")
 printf "ratios at p50 on c1: ours/emptygo %s (noise emptygo'/emptygo %s); loadonly/emptygo %s\n" \
@@ -324,6 +354,24 @@ printf 'call, median: a task given 2 GPUs %s us (%s us reading the node itself),
 	"$(awk '$1 == "none" { print $2 }' "$tmp/node.calls" | median)"
 printf "the step parent's read of the node's files, once per step, median: %s us\n" \
 	"$(awk '$1 == "read" { print $2 }' "$tmp/node.calls" | median)"
+if want 1gs; then
+	# The same tasks with helper=step: each step records the node's files
+	# once, and each task asks itself which GPUs it may use.
+	show "cluster exec --node c1 -- env STEP_HELPER=spank-otel-helper HARNESS_OPTS='--node-files /' interleave.sh spank-otel-stepdrive DIR <env> $node_rounds $batch $copies ${node_names[*]}"
+	in_task_devices env STEP_HELPER="$dir/spank-otel-helper" HARNESS_OPTS="--node-files /" "$dir/interleave.sh" \
+		"$dir/spank-otel-stepdrive" "$dir" "$dir/env.gpu" "$node_rounds" "$batch" "$copies" "${node_names[@]}" > "$tmp/node.steps"
+	table "$tmp/node.steps" nodestep "${node_names[@]}"
+	gpu_step=$(ratio "$nodestep_ours" "$nodestep_emptygo")
+	gpu_step_noise=$(ratio "$nodestep_emptygo2" "$nodestep_emptygo")
+	printf "ratios at p50 on c1, helper=step: ours/emptygo %s (noise emptygo'/emptygo %s); ours against helper=task %s\n" \
+		"$gpu_step" "$gpu_step_noise" "$(ratio "$nodestep_ours" "$node_ours")"
+	# What is timed must be the search that answers: a task given GPUs
+	# gets its two.
+	in_task_devices "$dir/spank-otel-stepdrive" --helper "$dir/spank-otel-helper" --lib "$dir/ours.0.so" --tasks 2 \
+		--env-file "$dir/env.gpu" --node-files / > "$tmp/node.stepcheck" 2>&1 || true
+	[ "$(grep -c 'status=called .*nv\.gpu\.count=2' "$tmp/node.stepcheck")" -eq 2 ] ||
+		{ echo "bench: a helper=step task given GPUs did not get nv.gpu.count=2 on c1:" >&2; cat "$tmp/node.stepcheck" >&2; exit 1; }
+fi
 on_c1 sh -c "rm -rf $dir && rmdir $devcg"
 fi
 
@@ -331,3 +379,5 @@ echo
 echo "per-task p50 ratio vs empty Go library: $ratio_go (noise $noise)"
 echo "per-task p50 ratio vs empty Go library on a node with GPUs: $gpu_ratio (noise $gpu_noise)"
 echo "srun step ratio plugin on/off: $step_ratio"
+echo "per-task p50 ratio vs empty Go library, helper=step: $step_go (noise $step_noise)"
+echo "per-task p50 ratio vs empty Go library on a node with GPUs, helper=step: $gpu_step (noise $gpu_step_noise)"

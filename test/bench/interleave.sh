@@ -6,7 +6,10 @@
 # prints one line "NAME NANOSECONDS PAGE_FAULTS" per task. make bench runs
 # it on this machine (section 1) and inside a cluster node (section 1g), so
 # it needs nothing but bash and the harness. HARNESS_OPTS, when set, are
-# more options for every harness run (section 1g: --node-files /).
+# more options for every harness run (section 1g: --node-files /). With
+# STEP_HELPER set, HARNESS is spank-otel-stepdrive and each batch is one
+# step of BATCH tasks around that step's helper (helper=step): one line per
+# task, the step's time divided by its tasks, and no page-fault count (0).
 #
 # How the figures are kept fair on a machine whose speed drifts by tens of
 # percent within minutes:
@@ -25,6 +28,13 @@ for ((r = 0; r < rounds; r++)); do
 	c=$(( (r / 2) % copies ))
 	for ((k = 0; k < n; k++)); do
 		if ((r % 2)); then name=${names[n - 1 - k]}; else name=${names[k]}; fi
+		if [ -n "${STEP_HELPER:-}" ]; then
+			# shellcheck disable=SC2086 # options, split on purpose
+			"$harness" ${HARNESS_OPTS:-} --helper "$STEP_HELPER" --tasks "$batch" --bench 1 \
+				--lib "$dir/$name.$c.so" --env-file "$envfile" |
+				awk -v n="$name" -v b="$batch" -F= '$1 == "bench_us" { for (i = 0; i < b; i++) print n, int($2 * 1000 / b), 0 }'
+			continue
+		fi
 		# shellcheck disable=SC2086 # options, split on purpose
 		"$harness" ${HARNESS_OPTS:-} --bench "$batch" --lib "$dir/$name.$c.so" --env-file "$envfile" | sed "s/^/$name /"
 	done

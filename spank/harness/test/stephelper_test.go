@@ -60,6 +60,8 @@ func TestStepHelper(t *testing.T) {
 					`^helper_uid=65534/65534/65534/65534$`, `^helper_nnp=1$`, `^helper_capeff=0000000000000000$`)},
 				{"step helper: the library is loaded once for the step, and each task's call is timed", expectAlso(0,
 					`^task=3 log=debug step helper: library loaded and started in [0-9]+ us \(once for the step\), call [0-9]+ us$`)},
+				{"step helper: on one CPU, so GOMAXPROCS 1 whatever the node's size", expectAlso(0,
+					`^task=0 log=debug go runtime: GOMAXPROCS=1 threads<=[0-9]+ gc=off stack=kept$`)},
 				{"step helper: ends by itself once every task's socket is closed", expectAlso(0, `^helper_end=exited:0$`)},
 				{"step helper: each task's value is what the task's own helper computes", func(t testing.TB, r result) {
 					want, ok := perTask(t).value(`^value=(.*)$`)
@@ -74,6 +76,9 @@ func TestStepHelper(t *testing.T) {
 					}
 				}},
 			}},
+		{name: "step helper: a job of uid 0: uid 0 with no capability (exec grants root none: SECBIT_NOROOT)",
+			run:  l.stepRun("real", 1, job, "--as-user", "0"),
+			want: []string{`^task=0 status=called rc=1 `, `^helper_uid=0/0/0/0$`, `^helper_capeff=0000000000000000$`, `^helper_nnp=1$`}},
 		{name: "step helper: the keys never written (exclude=) travel with each request",
 			run:  l.stepRun("real", 2, job, "--as-user", "65534", "--exclude", "slurm.job.name"),
 			want: append(everyTask(2, `status=called rc=1 value=.*slurm\.job\.id=12345`), `^helper_end=exited:0$`),
