@@ -116,6 +116,14 @@ static void set_helper(struct so_args *a, const char *val,
 	a->step_helper = 0;
 }
 
+void so_args_step_helper_path(const struct so_args *a, char *buf, size_t len)
+{
+	const char *slash = strrchr(a->lib, '/');
+
+	snprintf(buf, len, "%.*s/%s", slash ? (int)(slash - a->lib) : 0, a->lib,
+		 SO_STEP_HELPER_EXE);
+}
+
 void so_args_parse(struct so_args *a, const char *default_lib, int ac,
 		   char **av, const struct so_logger *lg)
 {

@@ -10,6 +10,7 @@
 #define SPANK_OTEL_ARGS_H
 
 #include <limits.h>
+#include <stddef.h>
 
 #include "solog.h"
 
@@ -37,6 +38,11 @@ struct so_args {
 
 /* The largest timeout= accepted: the wait delays the task's start. */
 #define SO_MAX_TIMEOUT_MS 60000
+
+/* The step's helper executable: spank-otel-helper in the directory of
+ * lib=, which names both (an admin's path, never a job's). */
+#define SO_STEP_HELPER_EXE "spank-otel-helper"
+void so_args_step_helper_path(const struct so_args *a, char *buf, size_t len);
 
 /* Fills a with the defaults (lib = default_lib), then applies av[0..ac-1].
  * Problems are reported through lg (which may be NULL to stay quiet). */

@@ -14,8 +14,11 @@
  * has one item per line:
  *   msg <level> <text>      a line the shim would log (level: error, info,
  *                           verbose, debug)
- *   lib= lib_ok= default= rank= exclude= max_env= timeout_ms=
+ *   lib= lib_ok= default= rank= exclude= max_env= timeout_ms= helper=
  *                           the arguments as the shim reads them
+ *   step_helper= step_helper_status=
+ *                           with --call and helper=step: spank-otel-helper
+ *                           beside the library, and so_lib_open's verdict
  *   lib_status=<status>     so_lib_open's verdict (status.h names)
  *   call_status=<status>    with --call: the helper's
  *   rc= value= (or no_value) the library's answer; its log lines come as
@@ -37,6 +40,7 @@
 #include "libfile.h"
 #include "solog.h"
 #include "status.h"
+#include "stephelper.h"
 
 #ifndef SO_DEFAULT_LIB
 #error "SO_DEFAULT_LIB must be defined (the Makefile passes DEFAULT_LIB)"
@@ -76,8 +80,55 @@ static int parse_uid(const char *s, uid_t *uid)
  * its environment the task's. Everything that depends on the helper's
  * interface (so_helper_start, so_helper_call) is in this one function.
  */
+/* helper=step: the step's helper, started for one task and asked by it,
+ * from spank-otel-helper beside the library, checked as the shim checks
+ * it. */
+static enum so_status probe_step_call(struct so_lib *lib, const struct so_args *a,
+				      int drop, uid_t uid, uid_t trusted_uid,
+				      struct so_task_request *req,
+				      struct so_result *res)
+{
+	struct so_step_helper_config cfg;
+	struct so_step_helper sh;
+	struct so_lib exe = { .fd = -1 };
+	char path[PATH_MAX];
+	gid_t gid = (gid_t)uid;
+	enum so_status st;
+	int sock;
+
+	so_args_step_helper_path(a, path, sizeof(path));
+	st = so_lib_open(&exe, path, trusted_uid, &msg_logger);
+	printf("step_helper=%s\nstep_helper_status=%s\n", path, so_status_name(st));
+	if (st != SO_CALLED)
+		return st;
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.exe_fd = exe.fd;
+	cfg.lib = lib;
+	cfg.tasks = 1;
+	if (drop) {
+		cfg.drop_creds = 1;
+		cfg.uid = uid;
+		cfg.gid = gid;
+		cfg.groups = &gid;
+		cfg.ngroups = 1;
+	}
+	if (so_step_helper_start(&sh, &cfg, &msg_logger) != 0) {
+		close(exe.fd);
+		return SO_HELPER_FAILED;
+	}
+	close(exe.fd);
+	/* This process is the step parent and the task at once: it takes
+	 * the task's end and keeps its handles on the helper. */
+	sock = sh.socks[0];
+	sh.socks[0] = -1;
+	req->exclude = a->exclude;
+	st = so_step_helper_call(sock, req, a->timeout_ms, res, &msg_logger);
+	so_step_helper_stop(&sh, a->timeout_ms, &msg_logger);
+	return st;
+}
+
 static enum so_status probe_call(struct so_lib *lib, const struct so_args *a,
-				 int drop, uid_t uid)
+				 int drop, uid_t uid, uid_t trusted_uid)
 {
 	struct so_task_request req;
 	struct so_helper_config cfg;
@@ -92,20 +143,24 @@ static enum so_status probe_call(struct so_lib *lib, const struct so_args *a,
 	req.max_env_bytes = a->max_env;
 	req.flags = SO_REQ_STEP | (a->rank_on ? SO_REQ_RANK : 0);
 	req.step_id = 0;
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.lib = lib;
-	cfg.exclude = a->exclude;
-	if (drop) {
-		cfg.drop_creds = 1;
-		cfg.uid = uid;
-		cfg.gid = (gid_t)uid;
-	}
-	if (so_helper_start(&h, &cfg, &msg_logger) != 0)
-		return SO_HELPER_FAILED;
-	close(lib->fd); /* as the plugin: the task keeps no copy */
-	lib->fd = -1;
 	memset(&res, 0, sizeof(res));
-	st = so_helper_call(&h, &req, a->timeout_ms, &res, &msg_logger);
+	if (a->step_helper) {
+		st = probe_step_call(lib, a, drop, uid, trusted_uid, &req, &res);
+	} else {
+		memset(&cfg, 0, sizeof(cfg));
+		cfg.lib = lib;
+		cfg.exclude = a->exclude;
+		if (drop) {
+			cfg.drop_creds = 1;
+			cfg.uid = uid;
+			cfg.gid = (gid_t)uid;
+		}
+		if (so_helper_start(&h, &cfg, &msg_logger) != 0)
+			return SO_HELPER_FAILED;
+		close(lib->fd); /* as the plugin: the task keeps no copy */
+		lib->fd = -1;
+		st = so_helper_call(&h, &req, a->timeout_ms, &res, &msg_logger);
+	}
 	if (st == SO_CALLED) {
 		printf("rc=%d\n", res.rc);
 		if (res.value)
@@ -177,9 +232,10 @@ int main(int argc, char **argv)
 	so_args_parse(&a, SO_DEFAULT_LIB, argc - optind, argv + optind,
 		      &msg_logger);
 	printf("lib=%s\nlib_ok=%d\ndefault=%s\nrank=%s\nexclude=%s\n"
-	       "max_env=%ld\ntimeout_ms=%d\n",
+	       "max_env=%ld\ntimeout_ms=%d\nhelper=%s\n",
 	       a.lib, a.lib_ok, a.default_on ? "on" : "off",
-	       a.rank_on ? "on" : "off", a.exclude, a.max_env, a.timeout_ms);
+	       a.rank_on ? "on" : "off", a.exclude, a.max_env, a.timeout_ms,
+	       a.step_helper ? "step" : "task");
 	if (!a.lib_ok) {
 		printf("lib_status=%s\n", so_status_name(SO_REFUSED));
 		return SO_REFUSED;
@@ -192,7 +248,7 @@ int main(int argc, char **argv)
 		return st;
 	}
 	fflush(stdout); /* the helper is a clone: nothing buffered twice */
-	st = probe_call(&lib, &a, drop, as_uid);
+	st = probe_call(&lib, &a, drop, as_uid, trusted_uid);
 	printf("call_status=%s\n", so_status_name(st));
 	return st;
 }

@@ -48,9 +48,6 @@
 
 #define ENV_VAR "OTEL_RESOURCE_ATTRIBUTES"
 
-/* The step's helper, installed beside the library: lib= names both. */
-#define SO_STEP_HELPER_EXE "spank-otel-helper"
-
 /* slurm.h's SLURM_EXTERN_CONT: the step that only holds the job's
  * processes adopted from outside (PrologFlags=Contain). It runs no task. */
 #define SO_EXTERN_STEP 0xfffffffcU
@@ -392,7 +389,6 @@ static void start_step_helper(spank_t sp)
 {
 	struct so_step_helper_config cfg;
 	struct so_lib exe = { .fd = -1 };
-	const char *slash = strrchr(args.lib, '/');
 	char path[PATH_MAX];
 	uid_t uid;
 	gid_t gid, *groups = NULL;
@@ -407,8 +403,7 @@ static void start_step_helper(spank_t sp)
 			 "unchanged", ENV_VAR);
 		return;
 	}
-	snprintf(path, sizeof(path), "%.*s/%s", (int)(slash - args.lib), args.lib,
-		 SO_STEP_HELPER_EXE);
+	so_args_step_helper_path(&args, path, sizeof(path));
 	if (so_lib_open(&exe, path, trusted_uid, &slurm_logger) != SO_CALLED)
 		return; /* logged why */
 	dev_dir = open("/dev", O_PATH | O_DIRECTORY | O_CLOEXEC);

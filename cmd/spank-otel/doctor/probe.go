@@ -17,13 +17,16 @@ type ProbeMessage struct {
 
 // ProbeResult is spank-otel-probe's report on one plugstack line.
 type ProbeResult struct {
-	Args       map[string]string // lib, lib_ok, default, rank, exclude, max_env, timeout_ms
+	Args       map[string]string // lib, lib_ok, default, rank, exclude, max_env, timeout_ms, helper
 	Messages   []ProbeMessage    // in the order logged
 	LibStatus  string            // so_lib_open's status name: "called" when it passes
 	CallStatus string            // the helper's status name, "" when not called
-	RC         int               // the library's return code (SO_RC_*)
-	Value      string            // its value, when it gave one
-	argMsgs    int               // Messages[:argMsgs] came from the arguments
+	// StepHelperStatus is so_lib_open's status name for spank-otel-helper
+	// with helper=step and a call, "" otherwise.
+	StepHelperStatus string
+	RC               int    // the library's return code (SO_RC_*)
+	Value            string // its value, when it gave one
+	argMsgs          int    // Messages[:argMsgs] came from the arguments
 }
 
 // ArgProblems are the messages about the arguments themselves (a relative
@@ -67,11 +70,16 @@ func ParseProbe(out string) (ProbeResult, error) {
 			continue
 		}
 		switch key {
-		case "lib", "lib_ok", "default", "rank", "exclude", "max_env", "timeout_ms":
+		case "lib", "lib_ok", "default", "rank", "exclude", "max_env", "timeout_ms", "helper":
 			r.Args[key] = value
 			r.argMsgs = len(r.Messages)
 		case "lib_status":
 			r.LibStatus = value
+		case "step_helper_status":
+			// helper=step: spank-otel-helper beside the library; one that
+			// fails its checks is the call's failure, with its reason
+			// among the messages.
+			r.StepHelperStatus = value
 		case "call_status":
 			r.CallStatus = value
 		case "rc":

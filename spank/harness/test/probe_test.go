@@ -44,6 +44,22 @@ func TestProbe(t *testing.T) {
 		{name: "probe: --call runs the library as the user, on the probe's environment",
 			run:  probeRun("--call", "--as-user", "65534", "--", "lib="+real),
 			want: []string{"^lib_status=called$", "^rc=1$", "^value=.*slurm\\.job\\.id\\.raw=4242", "^call_status=called$"}},
+		{name: "probe: --call, helper=step: the step's helper beside the library, checked, started and asked",
+			run: func(t testing.TB) result {
+				l.copy(t, need(t, "stephelper"), "real/spank-otel-helper")
+				l.chmod(t, "real/spank-otel-helper", 0o755)
+				return run(env, probe, "--call", "--as-user", "65534", "--", "lib="+real, "helper=step")
+			},
+			want: []string{"^helper=step$", "^step_helper=" + l.path("real/spank-otel-helper") + "$", "^step_helper_status=called$",
+				"^rc=1$", "^value=.*slurm\\.job\\.id\\.raw=4242", "^call_status=called$"}},
+		{name: "probe: --call, helper=step without spank-otel-helper beside the library: named, not called",
+			run: func(t testing.TB) result {
+				l.mkdir(t, "nohelper", 0o755)
+				lib := l.copy(t, real, "nohelper/lib.so")
+				return run(env, probe, "--call", "--as-user", "65534", "--", "lib="+lib, "helper=step")
+			}, code: 2,
+			want: []string{"^lib_status=called$", "^msg error cannot open " + l.path("nohelper/spank-otel-helper") + ": No such file or directory$",
+				"^step_helper_status=open-failed$", "^call_status=open-failed$", "!^rc="}},
 		{name: "probe: --call with the fake library's crash",
 			run: func(t testing.TB) result {
 				return run(append(env, "FAKE_CRASH=1"), probe, "--call", "--as-user", "65534", "--", "lib="+l.lib(t, "fake"))
