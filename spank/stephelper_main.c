@@ -31,6 +31,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -46,7 +47,9 @@
 #include <linux/capability.h>
 
 #include "clock.h"
+#include "cgroup.h"
 #include "fds.h"
+#include "headroom.h"
 #include "helperproc.h"
 #include "membound.h"
 
@@ -81,6 +84,8 @@ static int wait_ready(void *ctx, int fd, short events)
 /* What the helper knows once it has started. */
 struct step_helper {
 	const char *lib_name;
+	int no_abi;              /* --no-abi-check */
+	int tried;               /* load() ran */
 	so_task_env_fn *fn;      /* NULL: the library could not be used */
 	so_collect_fn *collect;  /* NULL: the library has no collector */
 	enum so_status load_st;  /* why fn is NULL */
@@ -117,9 +122,60 @@ static int read_part(const struct so_channel *ch, uint64_t len, uint64_t max,
 	return 0;
 }
 
+/* Loads the library once, at the first request, under the memory bound's
+ * two stages. Not before: by then Slurm has set the job's and the step's
+ * limits (task_g_pre_setuid comes after the helper's start), and the
+ * helper checks that its cgroups, the step parent's (step_Y/slurm on
+ * cgroup v2, under the job's limits), have room for it: an OOM kill there
+ * would count against the step. A library that cannot be used is not
+ * fatal: every task that asks is told why. */
+static void load(struct step_helper *sh, int no_abi)
+{
+	static struct so_cgroups self;
+	struct so_cgroup_files real = { 0 };
+	char why[PATH_MAX + 256];
+	void *h = NULL;
+	long long t;
+
+	sh->tried = 1;
+	sh->load_st = SO_HELPER_FAILED;
+	if (so_cgroups_read("/proc/self/cgroup", &self) != 0) {
+		so_note(&sh->load_notes, SO_LINE_ERROR, "not loading the library: cannot "
+				     "read the helper's cgroups: %s; %s left unchanged",
+			strerror(errno), ENV_VAR);
+		return;
+	}
+	if (!so_headroom_ok(&real, &self, getpid(), 1, why, sizeof(why))) {
+		so_note(&sh->load_notes, SO_LINE_ERROR, "not loading the library: %s; %s "
+				     "left unchanged", why, ENV_VAR);
+		return;
+	}
+	if (so_membound_load(why, sizeof(why)) != 0) {
+		so_note(&sh->load_notes, SO_LINE_ERROR, "not loading the library: %s; %s "
+				     "left unchanged", why, ENV_VAR);
+		return;
+	}
+	t = so_monotonic_us();
+	sh->load_st = so_load_library(LIB_FD, sh->lib_name, no_abi,
+				      &sh->load_notes, &h, &sh->fn);
+	sh->load_us = so_monotonic_us() - t;
+	if (sh->load_st != SO_CALLED) {
+		sh->fn = NULL;
+		return;
+	}
+	if (so_membound_call(why, sizeof(why)) != 0) {
+		so_note(&sh->load_notes, SO_LINE_ERROR, "not calling the library: %s; %s "
+				     "left unchanged", why, ENV_VAR);
+		sh->load_st = SO_HELPER_FAILED;
+		sh->fn = NULL;
+		return;
+	}
+	sh->collect = (so_collect_fn *)dlsym(h, "spank_otel_collect");
+}
+
 /* Answers the one request on ch. Returns 0 when the socket is done with
  * (answered, or the task went away), -1 when it broke the protocol. */
-static int serve(const struct step_helper *sh, const struct so_channel *ch)
+static int serve(struct step_helper *sh, const struct so_channel *ch)
 {
 	struct so_wire_request rq;
 	struct so_notes n = { .len = 0 };
@@ -137,6 +193,8 @@ static int serve(const struct step_helper *sh, const struct so_channel *ch)
 		return -1;
 	}
 	so_self_deadline(rq.deadline_ms);
+	if (!sh->tried)
+		load(sh, sh->no_abi);
 	if (!sh->fn) {
 		so_send_answer(ch, sh->load_st, -1, NULL, &sh->load_notes, NULL);
 		so_self_deadline(SO_NO_DEADLINE);
@@ -178,38 +236,6 @@ static int serve(const struct step_helper *sh, const struct so_channel *ch)
 	free(exclude);
 	free(node);
 	return 0;
-}
-
-/* Loads the library once, under the memory bound's two stages. A library
- * that cannot be used is not fatal: every task that asks is told why. */
-static void load(struct step_helper *sh, int no_abi)
-{
-	char why[256];
-	void *h = NULL;
-	long long t;
-
-	if (so_membound_load(why, sizeof(why)) != 0) {
-		so_note(&sh->load_notes, SO_LINE_ERROR, "not loading the library: %s; %s "
-				     "left unchanged", why, ENV_VAR);
-		sh->load_st = SO_HELPER_FAILED;
-		return;
-	}
-	t = so_monotonic_us();
-	sh->load_st = so_load_library(LIB_FD, sh->lib_name, no_abi,
-				      &sh->load_notes, &h, &sh->fn);
-	sh->load_us = so_monotonic_us() - t;
-	if (sh->load_st != SO_CALLED) {
-		sh->fn = NULL;
-		return;
-	}
-	if (so_membound_call(why, sizeof(why)) != 0) {
-		so_note(&sh->load_notes, SO_LINE_ERROR, "not calling the library: %s; %s "
-				     "left unchanged", why, ENV_VAR);
-		sh->load_st = SO_HELPER_FAILED;
-		sh->fn = NULL;
-		return;
-	}
-	sh->collect = (so_collect_fn *)dlsym(h, "spank_otel_collect");
 }
 
 /* The one CPU it runs on: the Go runtime sizes GOMAXPROCS, and so its
@@ -295,7 +321,7 @@ int main(int argc, char **argv)
 
 	memset(&sh, 0, sizeof(sh));
 	sh.lib_name = argv[2];
-	load(&sh, argc == 4);
+	sh.no_abi = argc == 4;
 
 	p = calloc((size_t)tasks, sizeof(*p));
 	if (!p)

@@ -3,6 +3,7 @@
 package test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -109,6 +110,32 @@ func TestStepHelper(t *testing.T) {
 			run: l.stepRun("fault", 1, append(job, "SPANK_OTEL_TEST_FAULT=oom")),
 			want: []string{`^task=0 status=helper-died rc=-1 value=-$`,
 				`^error: the step's helper said: (runtime|fatal error): out of memory.* \(over the helper's own memory bound, RLIMIT_DATA; not the job's memory limit\)$`, `^helper_end=(exited:2|killed:6)$`}},
+	})
+	// Loaded at the first request, once Slurm has set the job's limits,
+	// and only with room for it in its own cgroups (the step parent's).
+	memRoot := "/sys/fs/cgroup/memory"
+	if _, err := os.Stat(memRoot + "/memory.limit_in_bytes"); err != nil {
+		t.Fatalf("this test needs cgroup v1's memory controller at %s: %v", memRoot, err)
+	}
+	mem := newCgroup(t, fmt.Sprintf("%s/spank-otel-steptest-%d", memRoot, os.Getpid()))
+	var kills int
+	runChecks(t, []runCheck{
+		{name: "step helper: no room for it in its memory cgroup: not loaded, every task told why, no OOM kill",
+			run: func(t testing.TB) result {
+				writeFile(t, mem+"/memory.limit_in_bytes", 12*mib)
+				kills = oomKills(t, mem)
+				exe := l.copy(t, need(t, "stephelper"), "helper/spank-otel-helper")
+				l.chmod(t, "helper/spank-otel-helper", 0o755)
+				return inCgroup(mem, need(t, "stepdrive"), "--helper", exe, "--lib", l.lib(t, "real"), "--tasks", "2",
+					"--env-file", l.taskEnv(t, "menv", job...), "--as-user", "65534")
+			},
+			want: append(everyTask(2, `status=helper-failed rc=-1 value=-$`),
+				`^task=[01] log=error not loading the library: memory cgroup .* has [0-9]+ KiB left of its 12288 KiB`),
+			then: []followUp{{"step helper: no OOM kill in that cgroup", func(t testing.TB, r result) {
+				if n := oomKills(t, mem); n != kills {
+					t.Errorf("oom_kill of %s went from %d to %d", mem, kills, n)
+				}
+			}}}},
 	})
 	check(t, "step helper: none of this test's helpers is left running", func(t *testing.T) {
 		noneRunning(t, l.path("helper/spank-otel-helper"))
