@@ -91,7 +91,7 @@ start_suite() {
 	suites_started+=("$v")
 	# The plugin package the build made: cluster up would run make deb again
 	# (dpkg-buildpackage, a minute of CPU) beside the other suites.
-	deb=$(ls -t build/deb/spank-otel_*+sl"${v//./}"_amd64.deb 2>/dev/null | head -n 1) || :
+	deb=$(ls -t "$top"/build/deb/spank-otel_*+sl"${v//./}"_amd64.deb 2>/dev/null | head -n 1) || :
 	SPANK_OTEL_DEB=${SPANK_OTEL_DEB:-$deb} spawn suite "$v" test/cluster/suite.sh "$v" "${profile[$v]}"
 }
 

@@ -58,15 +58,23 @@ echo "up $up" >>"$result"
 say "cluster up in $up s"
 
 # The tests choose what the profile runs (cluster_test.go: basicTests). Each
-# top-level test's result goes to the terminal, the rest to the log.
+# top-level test's result goes to the terminal, the rest to the log. The
+# timeout only guards against a hang: a site suite takes 17 to 19 minutes
+# alone and, beside another on two loaded cores, went past 30.
 test_log=build/cluster-test-$ver-$profile.log
-go test -count=1 -timeout 30m -tags cluster ./test/cluster/ -slurm "$ver" -profile "$profile" -v >"$test_log" 2>&1 &
+go test -count=1 -timeout 60m -tags cluster ./test/cluster/ -slurm "$ver" -profile "$profile" -v >"$test_log" 2>&1 &
 gotest=$!
 # tail follows the log while go test writes it, and ends with it.
 tail -n +1 -f --pid="$gotest" "$test_log" 2>/dev/null |
 	grep --line-buffered -E '^(--- (PASS|FAIL|SKIP)|FAIL|ok|panic:)' | sed -u "s/^/[$ver] /" || :
 if ! wait "$gotest"; then
-	fail "tests" "$test_log" "$(grep -a -E '^--- FAIL' "$test_log" | sed 's/^--- FAIL: //; s/ (.*//' | paste -sd' ')"
+	# The failed tests by name, and go test's own timeout with the test it
+	# stopped in.
+	why=$(grep -a -E '^--- FAIL' "$test_log" | sed 's/^--- FAIL: //; s/ (.*//' | paste -sd' ') || :
+	if grep -aq '^panic: test timed out' "$test_log"; then
+		why+="${why:+; }$(grep -a '^panic: test timed out' "$test_log" | head -n 1 | sed 's/^panic: //') in $(grep -a -A2 '^panic: test timed out' "$test_log" | sed -n '3{s/^[[:space:]]*//;p}')"
+	fi
+	fail "tests" "$test_log" "${why:-go test failed}"
 fi
 
 # The Python SDK's side of test/sdkinterop, in the node image of a release
