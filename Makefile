@@ -288,10 +288,14 @@ package-test-one: deps
 	$(MAKE) rpm SLURM=$(SLURM)
 	packaging/rpm/test.sh $$(ls -t $(BUILD)/rpm/RPMS/*/slurm-spank-otel-*.sl$(subst .,,$(SLURM)).*.rpm | head -n1)
 
+# Each release in a cluster of its own, CLUSTER_JOBS suites at once: the
+# images are built one release at a time and each suite starts once its
+# images are (test/cluster/run.sh, docs/testing.md).
+CLUSTER_JOBS ?= 2
 cluster-test: dockerd cli backend-deps
 	@. packaging/lib/host.sh && ensure_packages $(FUSE_PACKAGES)
 	@mkdir -p $(BUILD)
-	test/cluster/run.sh $(SLURMS)
+	test/cluster/run.sh --jobs $(CLUSTER_JOBS) $(SLURMS)
 
 # SchedMD's regression tests (test/slurm-testsuite/run.sh) on the releases it
 # supports, each with spank-otel off and on: the list docs/testing.md
