@@ -11,7 +11,7 @@
 # competes for the CPU with the suites already running, whose tests time
 # steps), and each release's suite (test/cluster/suite.sh: cluster up, the
 # tests, cluster down) starts as soon as its images are built, at most N
-# suites at once (default SPANK_OTEL_CLUSTER_JOBS, else 2). A site-profile
+# suites at once (default SPANK_OTEL_CLUSTER_JOBS, else 1). A site-profile
 # suite takes 15 to 20 minutes and mostly waits (on Slurm, sleeps,
 # timeouts), so two of them side by side on two cores take little more than
 # the longer one. The longest suites start first: the site profile's
@@ -32,7 +32,7 @@ export PATH=/usr/local/go/bin:$PATH
 # shellcheck source=../../packaging/lib/common.sh
 . packaging/lib/common.sh
 
-jobs=${SPANK_OTEL_CLUSTER_JOBS:-2}
+jobs=${SPANK_OTEL_CLUSTER_JOBS:-1}
 if [ "${1:-}" = --jobs ]; then
 	jobs=${2:-}
 	shift 2 || :
