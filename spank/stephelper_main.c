@@ -81,6 +81,15 @@ static int wait_ready(void *ctx, int fd, short events)
 	}
 }
 
+/* When the garbage of earlier calls is given back (spank_otel_collect):
+ * once no request has come for COLLECT_IDLE_MS, or at once after
+ * COLLECT_CALLS requests or COLLECT_BYTES of them, whichever comes first.
+ * The call's memory bound (8 MiB) holds the garbage of several ordinary
+ * calls (tens of KiB each) and of one of the largest. */
+#define COLLECT_IDLE_MS 20
+#define COLLECT_CALLS 16u
+#define COLLECT_BYTES (2ULL << 20)
+
 /* What the helper knows once it has started. */
 struct step_helper {
 	const char *lib_name;
@@ -88,6 +97,9 @@ struct step_helper {
 	int tried;               /* load() ran */
 	so_task_env_fn *fn;      /* NULL: the library could not be used */
 	so_collect_fn *collect;  /* NULL: the library has no collector */
+	/* Requests answered, and their bytes, since the last collection. */
+	unsigned uncollected_calls;
+	unsigned long long uncollected_bytes;
 	enum so_status load_st;  /* why fn is NULL */
 	struct so_notes load_notes;
 	long long load_us;
@@ -229,6 +241,8 @@ static int serve(struct step_helper *sh, const struct so_channel *ch)
 		sh->load_us, called);
 	so_send_answer(ch, SO_CALLED, rc, value, &n, liblog);
 	so_self_deadline(SO_NO_DEADLINE);
+	sh->uncollected_calls++;
+	sh->uncollected_bytes += rq.env_bytes + rq.task.node_files_len;
 	/* The library's strings are the C heap's (C.CString). */
 	free(value);
 	free(liblog);
@@ -236,6 +250,13 @@ static int serve(struct step_helper *sh, const struct so_channel *ch)
 	free(exclude);
 	free(node);
 	return 0;
+}
+
+static void collect(struct step_helper *sh)
+{
+	sh->collect();
+	sh->uncollected_calls = 0;
+	sh->uncollected_bytes = 0;
 }
 
 /* The one CPU it runs on: the Go runtime sizes GOMAXPROCS, and so its
@@ -251,17 +272,6 @@ static void one_cpu(void)
 	CPU_ZERO(&one);
 	CPU_SET(cpu, &one);
 	sched_setaffinity(0, sizeof(one), &one);
-}
-
-/* Is a request waiting on any open socket? */
-static int pending(struct pollfd *p, int n)
-{
-	int r;
-
-	do
-		r = poll(p, (nfds_t)n, 0);
-	while (r < 0 && errno == EINTR);
-	return r > 0;
 }
 
 /* Any capability permitted or effective? (Also when it cannot tell.) */
@@ -332,8 +342,16 @@ int main(int argc, char **argv)
 	}
 	open_count = (int)tasks;
 	while (open_count > 0) {
-		int r = poll(p, (nfds_t)tasks, -1);
+		/* With garbage to give back, wait for the next request only so
+		 * long: the tasks of a step ask in a burst, and a collection
+		 * is not to delay one of them. */
+		int idle_ms = sh.collect && sh.uncollected_calls ? COLLECT_IDLE_MS : -1;
+		int r = poll(p, (nfds_t)tasks, idle_ms);
 
+		if (r == 0) {
+			collect(&sh);
+			continue;
+		}
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0)
@@ -350,10 +368,12 @@ int main(int argc, char **argv)
 			p[i].revents = 0;
 			open_count--;
 		}
-		/* Between requests, off every task's path: give back what the
-		 * calls left, so that the memory bound holds for the next. */
-		if (sh.collect && open_count > 0 && !pending(p, (int)tasks))
-			sh.collect();
+		/* Within a burst only when the calls since the last collection
+		 * may have used much of the memory bound's room. */
+		if (sh.collect && open_count > 0 &&
+		    (sh.uncollected_calls >= COLLECT_CALLS ||
+		     sh.uncollected_bytes >= COLLECT_BYTES))
+			collect(&sh);
 	}
 	return 0;
 }
