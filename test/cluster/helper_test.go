@@ -68,10 +68,26 @@ func fdCount(p probeState) int {
 func TestTaskProcessUntouched(t *testing.T) {
 	// A probe before spank-otel and one after it, as a container plugin
 	// after spank-otel would be placed.
+	withProbes(t)
+	taskUntouched(t, 3)
+}
+
+// withProbes places a probe plugin before spank-otel and one after it, as
+// a container plugin after spank-otel would be placed.
+func withProbes(t *testing.T) {
+	t.Helper()
 	withStack(t, map[string]string{
 		"aa-probe.conf": "required " + probeSo + " role=probe name=BEFORE",
 		"zz-probe.conf": "required " + probeSo + " role=probe name=AFTER",
 	})
+}
+
+// taskUntouched runs a job between withProbes' two probes and checks that
+// each task left spank-otel's callbacks as it came, but for the helper's
+// helperFDs descriptors, closed (3 for the task's own helper: socket,
+// stderr pipe, pidfd; 1 for the step's: the task's socket).
+func taskUntouched(t *testing.T, helperFDs int) {
+	t.Helper()
 	tag := outDir(t)
 	tasks := runJob(t, tag, 9, fmt.Sprintf(`sbatch --wait -N2 -n4 -o /shared/out/%[1]s/slurm.out <<'EOF'
 #!/bin/bash
@@ -104,13 +120,12 @@ EOF`, tag))
 		}
 		// Between the two probes only plugin code runs in the task child,
 		// so the descriptors after spank-otel's task_init are exactly
-		// those before it minus the helper's three (socket, stderr pipe,
-		// pidfd). A comparison with a plugin-off step would not do: how
+		// those before it minus the helper's. A comparison with a plugin-off step would not do: how
 		// many of slurmstepd's connections a task inherits depends on
 		// when it was forked, and differed by 2-3 between steps here.
 		beforeFDs, afterFDs := strings.Split(before["fd_list"], ","), strings.Split(after["fd_list"], ",")
-		if n := len(beforeFDs) - len(afterFDs); n != 3 {
-			t.Errorf("%s: spank-otel's task_init closed %d descriptors, want the helper's 3 (before %s, after %s)", tk.name, n, before["fd_list"], after["fd_list"])
+		if n := len(beforeFDs) - len(afterFDs); n != helperFDs {
+			t.Errorf("%s: spank-otel's task_init closed %d descriptors, want the helper's %d (before %s, after %s)", tk.name, n, helperFDs, before["fd_list"], after["fd_list"])
 		}
 		for _, fd := range afterFDs {
 			if !slices.Contains(beforeFDs, fd) {
