@@ -112,8 +112,8 @@ static void set_helper(struct so_args *a, const char *val,
 		a->step_helper = val[0] == 's';
 		return;
 	}
-	so_logf(lg, SO_LOG_ERROR, "helper=%s: expected step or task; using task", val);
-	a->step_helper = 0;
+	so_logf(lg, SO_LOG_ERROR, "helper=%s: expected step or task; using step", val);
+	a->step_helper = 1;
 }
 
 void so_args_step_helper_path(const struct so_args *a, char *buf, size_t len)
@@ -131,6 +131,7 @@ void so_args_parse(struct so_args *a, const char *default_lib, int ac,
 
 	memset(a, 0, sizeof(*a));
 	a->default_on = 1;
+	a->step_helper = 1;
 	a->timeout_ms = SO_DEFAULT_TIMEOUT_MS;
 	set_lib(a, default_lib, lg);
 	for (i = 0; i < ac; i++) {

@@ -2,7 +2,7 @@
  * args.h - the plugin's arguments from plugstack.conf, e.g.
  *
  *   optional spank_otel.so lib=/usr/lib/.../libspankotel.so exclude=a,b \
- *            default=on rank=off max_env=2097152 timeout=2000 helper=task
+ *            default=on rank=off max_env=2097152 timeout=2000 helper=step
  *
  * A bad argument is logged and ignored; it never makes a callback fail.
  */
@@ -22,9 +22,9 @@ struct so_args {
 	int rank_on;        /* 1 with rank=on: write the rank keys */
 	long max_env;       /* execve() budget override in bytes, 0 = compute */
 	int timeout_ms;     /* how long a task waits for the helper process */
-	/* helper=step: one helper per step on a node, spank-otel-helper
-	 * beside lib= (stephelper.h); helper=task (the default for now): one
-	 * per task, forked from the task child (helper.h). */
+	/* helper=step (the default): one helper per step on a node,
+	 * spank-otel-helper beside lib= (stephelper.h); helper=task: one per
+	 * task, forked from the task child (helper.h). */
 	int step_helper;
 };
 

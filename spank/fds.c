@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -82,4 +83,15 @@ int so_close_from(int first)
 			return -1;
 	}
 	return 0;
+}
+
+void so_fd_id(int fd, unsigned long long id[2])
+{
+	struct stat st;
+
+	id[0] = id[1] = 0;
+	if (fd >= 0 && fstat(fd, &st) == 0) {
+		id[0] = (unsigned long long)st.st_dev;
+		id[1] = (unsigned long long)st.st_ino;
+	}
 }

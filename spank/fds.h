@@ -17,4 +17,9 @@ int so_dir_each(int dirfd, int (*fn)(const char *name, void *arg), void *arg);
  * on. */
 int so_close_from(int first);
 
+/* The file behind fd as (st_dev, st_ino) into id; 0, 0 when fstat fails.
+ * A descriptor kept across other plugins' callbacks is checked by it:
+ * a number alone may since name another file. */
+void so_fd_id(int fd, unsigned long long id[2]);
+
 #endif

@@ -34,6 +34,7 @@
 
 #include "clock.h"
 #include "fullio.h"
+#include "fds.h"
 #include "helper.h"
 #include "helper_main.h"
 #include "membound.h"
@@ -513,33 +514,6 @@ static void emit_stderr(const struct errtext *e, const struct so_logger *lg)
 		so_logf(lg, SO_LOG_DEBUG, "helper stderr: (more not shown)");
 }
 
-/* A note for the log line of a helper that ran out of memory: it hit its
- * own bound (membound.h), which keeps it from the job's limit, so an admin
- * need not look for an OOM kill. */
-static const char *bound_hit(const struct errtext *e)
-{
-	static char text[160];
-
-	if (!so_membound_hit(e->buf))
-		return "";
-	snprintf(text, sizeof(text), " (over the helper's own memory bound, "
-		 "RLIMIT_DATA: %llu MiB for the library's call; not the job's "
-		 "memory limit)", SO_HELPER_CALL_MEMORY >> 20);
-	return text;
-}
-
-/* The device and inode of fd, or zeros. */
-static void fd_id(int fd, unsigned long long id[2])
-{
-	struct stat st;
-
-	id[0] = id[1] = 0;
-	if (fstat(fd, &st) == 0) {
-		id[0] = (unsigned long long)st.st_dev;
-		id[1] = (unsigned long long)st.st_ino;
-	}
-}
-
 /* Checks that the descriptors are still the helper's; one that another
  * plugin closed or replaced is forgotten, never used or closed (it is
  * not the plugin's any more). Returns 1 when all are intact; otherwise
@@ -559,7 +533,7 @@ static int fds_intact(struct so_helper *h, long long deadline,
 	for (i = 0; i < 3; i++) {
 		unsigned long long now[2];
 
-		fd_id(*fds[i], now);
+		so_fd_id(*fds[i], now);
 		/* Before Linux 6.9 every pidfd is one inode: there this
 		 * tells a pidfd from another file only. /proc is no help:
 		 * a container plugin may have given the task its own. */
@@ -743,9 +717,9 @@ int so_helper_start(struct so_helper *h, const struct so_helper_config *cfg,
 	h->sock = sv[0];
 	h->err = ep[0];
 	h->pidfd = pidfd;
-	fd_id(h->sock, h->ids[0]);
-	fd_id(h->err, h->ids[1]);
-	fd_id(h->pidfd, h->ids[2]);
+	so_fd_id(h->sock, h->ids[0]);
+	so_fd_id(h->err, h->ids[1]);
+	so_fd_id(h->pidfd, h->ids[2]);
 	return 0;
 }
 
@@ -808,7 +782,7 @@ enum so_status so_helper_call(struct so_helper *h,
 		so_logf(lg, SO_LOG_ERROR,
 			"the helper process %s before it answered%s%s%s; %s left "
 			"unchanged", how, line[0] ? ": " : "", line,
-			bound_hit(&e), ENV_VAR);
+			so_membound_note(e.buf), ENV_VAR);
 		break;
 	case SO_BAD_ANSWER:
 		so_logf(lg, SO_LOG_ERROR,
@@ -849,21 +823,32 @@ enum so_status so_helper_call(struct so_helper *h,
 	return st;
 }
 
-enum so_status so_step_helper_call(int sock, const struct so_task_request *req,
+enum so_status so_step_helper_call(struct so_step_end *end,
+				   const struct so_task_request *req,
 				   int timeout_ms, struct so_result *res,
 				   const struct so_logger *lg)
 {
-	struct so_helper h = { .pid = -1, .sock = sock, .err = -1, .pidfd = -1 };
+	struct so_helper h = { .pid = -1, .sock = end->fd, .err = -1, .pidfd = -1 };
 	struct errtext e = { .len = 0 };
 	struct fault f = { 0, 0 };
 	long long start = so_monotonic_us();
 	long long deadline = start + (long long)timeout_ms * 1000;
+	unsigned long long now[2];
 	enum so_status st;
 	int sent;
 
 	memset(res, 0, sizeof(*res));
 	res->rc = SO_RC_ERROR;
 	e.buf[0] = '\0';
+	end->fd = -1;
+	so_fd_id(h.sock, now);
+	if (now[0] != end->id[0] || now[1] != end->id[1]) {
+		so_logf(lg, SO_LOG_ERROR, "a plugin that ran between "
+			"task_init_privileged and task_init closed or replaced the "
+			"socket %d to the step's helper; %s left unchanged", h.sock,
+			ENV_VAR);
+		return SO_HELPER_FAILED;
+	}
 	/* The helper's own deadline for this request is the task's: a call
 	 * still running then is stuck, and the helper ends itself. */
 	sent = send_request(&h, req, 1, (uint32_t)timeout_ms, deadline, &e);

@@ -125,11 +125,21 @@ enum so_status so_helper_call(struct so_helper *h,
 			      struct so_result *res,
 			      const struct so_logger *lg);
 
-/* The task's call to the step's helper (stephelper.h) on its own socket:
- * sends req with the keys never written (req->exclude) and the step's node
- * files, reads the answer within timeout_ms and closes sock. Returns as
+/* A task's end of its socket to the step's helper (stephelper.h), with
+ * the file it was when the task took it. */
+struct so_step_end {
+	int fd; /* -1 when none */
+	unsigned long long id[2];
+};
+
+/* The task's call to the step's helper on its own end: checks that the
+ * end is still the file the task took (one that another plugin closed or
+ * replaced is logged and forgotten, never used or closed), sends req with
+ * the keys never written (req->exclude) and the step's node files, reads
+ * the answer within timeout_ms and closes the end. Returns as
  * so_helper_call; the step's helper is not the task's to kill or reap. */
-enum so_status so_step_helper_call(int sock, const struct so_task_request *req,
+enum so_status so_step_helper_call(struct so_step_end *end,
+				   const struct so_task_request *req,
 				   int timeout_ms, struct so_result *res,
 				   const struct so_logger *lg);
 

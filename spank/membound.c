@@ -117,3 +117,13 @@ int so_membound_hit(const char *text)
 	return text && (strstr(text, "out of memory") != NULL ||
 			strstr(text, "cannot allocate memory") != NULL);
 }
+
+_Static_assert(SO_HELPER_CALL_MEMORY == 8ULL << 20, "the note says 8 MiB");
+
+const char *so_membound_note(const char *text)
+{
+	if (!so_membound_hit(text))
+		return "";
+	return " (over the helper's own memory bound, RLIMIT_DATA: 8 MiB for "
+	       "the library's call; not the job's memory limit)";
+}

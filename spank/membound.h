@@ -71,4 +71,9 @@ int so_membound_call(char *why, size_t len);
  * under the bound means the call needed more than SO_HELPER_CALL_MEMORY. */
 int so_membound_hit(const char *text);
 
+/* The note for a log line that quotes text: that the helper hit its own
+ * bound, not the job's limit (an admin need not look for an OOM kill),
+ * when so_membound_hit(text); "" otherwise. */
+const char *so_membound_note(const char *text);
+
 #endif

@@ -36,6 +36,7 @@
 
 #include "args.h"
 #include "budget.h"
+#include "fds.h"
 #include "helper.h"
 #include "libfile.h"
 #include "solog.h"
@@ -94,7 +95,7 @@ static enum so_status probe_step_call(struct so_lib *lib, const struct so_args *
 	char path[PATH_MAX];
 	gid_t gid = (gid_t)uid;
 	enum so_status st;
-	int sock;
+	struct so_step_end end;
 
 	so_args_step_helper_path(a, path, sizeof(path));
 	st = so_lib_open(&exe, path, trusted_uid, &msg_logger);
@@ -119,10 +120,11 @@ static enum so_status probe_step_call(struct so_lib *lib, const struct so_args *
 	close(exe.fd);
 	/* This process is the step parent and the task at once: it takes
 	 * the task's end and keeps its handles on the helper. */
-	sock = sh.socks[0];
+	end.fd = sh.socks[0];
 	sh.socks[0] = -1;
+	so_fd_id(end.fd, end.id);
 	req->exclude = a->exclude;
-	st = so_step_helper_call(sock, req, a->timeout_ms, res, &msg_logger);
+	st = so_step_helper_call(&end, req, a->timeout_ms, res, &msg_logger);
 	so_step_helper_stop(&sh, a->timeout_ms, &msg_logger);
 	return st;
 }

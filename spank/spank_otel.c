@@ -90,7 +90,7 @@ static struct so_helper helper = { .pid = -1, .sock = -1, .err = -1,
  * mount namespace. Task child: its own socket to the helper. */
 static struct so_step_helper step_helper = { .pid = -1, .pidfd = -1, .err = -1 };
 static int dev_dir = -1;
-static int step_sock = -1;
+static struct so_step_end step_end = { .fd = -1 };
 
 static int otel_attrs_cb(int val, const char *optarg, int remote);
 static int otel_rank_cb(int val, const char *optarg, int remote);
@@ -245,11 +245,12 @@ static void set_attributes(spank_t sp)
 	if (err != ESPANK_SUCCESS || !env) {
 		so_error("cannot read the task environment: %s; %s left "
 			 "unchanged", spank_strerror(err), ENV_VAR);
-		if (args.step_helper)
-			close(step_sock);
-		else
+		/* The step's helper sees this task's end closed. */
+		if (!args.step_helper)
 			so_helper_discard(&helper, args.timeout_ms);
-		step_sock = -1;
+		else if (step_end.fd >= 0)
+			close(step_end.fd);
+		step_end.fd = -1;
 		return;
 	}
 	if (spank_get_item(sp, S_JOB_ARGV, &argc, &argv) != ESPANK_SUCCESS) {
@@ -278,9 +279,8 @@ static void set_attributes(spank_t sp)
 		    so_devices_ask(node_files.buf, node_files.len, dev_dir,
 				   req.devices_asked, req.devices_usable) > 0)
 			req.flags |= SO_REQ_DEVICES;
-		st = so_step_helper_call(step_sock, &req, args.timeout_ms, &res,
+		st = so_step_helper_call(&step_end, &req, args.timeout_ms, &res,
 					 &slurm_logger);
-		step_sock = -1; /* closed by the call */
 	} else {
 		st = so_helper_call(&helper, &req, args.timeout_ms, &res,
 				    &slurm_logger);
@@ -534,7 +534,7 @@ SO_EXPORT int slurm_spank_task_init_privileged(spank_t sp, int ac, char **av)
 	if (args.step_helper) {
 		/* Its own end only: no task holds another's. */
 		if (step_helper.pid >= 0)
-			step_sock = so_step_helper_take(&step_helper, (unsigned)task);
+			so_step_helper_take(&step_helper, (unsigned)task, &step_end);
 		close_library();
 		return 0;
 	}
@@ -596,7 +596,7 @@ SO_EXPORT int slurm_spank_task_init(spank_t sp, int ac, char **av)
 		so_debug("disabled for this step (%s)", why);
 		return 0;
 	}
-	if (args.step_helper ? step_sock < 0 : helper.pid < 0) {
+	if (args.step_helper ? step_end.fd < 0 : helper.pid < 0) {
 		so_debug("no helper process (see above); %s left unchanged",
 			 ENV_VAR);
 		return 0;

@@ -21,6 +21,7 @@
 #include <linux/securebits.h>
 
 #include "clock.h"
+#include "fds.h"
 #include "membound.h"
 #include "pidfd.h"
 #include "stephelper.h"
@@ -216,7 +217,8 @@ fail_errno:
 	return -1;
 }
 
-int so_step_helper_take(struct so_step_helper *sh, unsigned task)
+void so_step_helper_take(struct so_step_helper *sh, unsigned task,
+			 struct so_step_end *end)
 {
 	int mine = -1;
 	unsigned i;
@@ -234,7 +236,8 @@ int so_step_helper_take(struct so_step_helper *sh, unsigned task)
 		close(sh->pidfd);
 	sh->err = sh->pidfd = -1;
 	sh->pid = -1;
-	return mine;
+	end->fd = mine;
+	so_fd_id(mine, end->id);
 }
 
 void so_step_helper_release(struct so_step_helper *sh)
@@ -243,35 +246,62 @@ void so_step_helper_release(struct so_step_helper *sh)
 		close_all(sh->socks, sh->tasks);
 }
 
+/* Logs how the helper ended when it did so before the stop (a crash, its
+ * own alarm: the tasks saw only their socket closed), with the first line
+ * of its stderr, and every line of that at debug level (a crash report:
+ * docs/design.md, "Crash reports"). */
+static void report_end(struct so_step_helper *sh, const struct so_logger *lg)
+{
+	char buf[2048], how[96] = "", *line, *nl;
+	size_t len = 0;
+	ssize_t n;
+	siginfo_t si;
+
+	while (sh->err >= 0 && len < sizeof(buf) - 1 &&
+	       (n = read(sh->err, buf + len, sizeof(buf) - 1 - len)) > 0)
+		len += (size_t)n;
+	buf[len] = '\0';
+	so_sanitize_text(buf, len);
+	memset(&si, 0, sizeof(si));
+	if (waitid(P_PIDFD, (id_t)sh->pidfd, &si,
+		   WEXITED | WNOHANG | WNOWAIT | __WALL) == 0 && si.si_pid != 0) {
+		if (si.si_code == CLD_KILLED || si.si_code == CLD_DUMPED)
+			snprintf(how, sizeof(how), "was killed by signal %d (%s)",
+				 si.si_status, strsignal(si.si_status));
+		else if (si.si_status != 0)
+			snprintf(how, sizeof(how), "exited with status %d",
+				 si.si_status);
+	}
+	for (line = buf; *line == '\n'; line++)
+		;
+	nl = strchr(line, '\n');
+	if (how[0] || *line)
+		so_logf(lg, SO_LOG_ERROR, "the step's helper %s%s%.*s%s",
+			how[0] ? how : "said", *line ? ": " : "",
+			nl ? (int)(nl - line) : (int)strlen(line), line,
+			so_membound_note(buf));
+	for (line = buf; *line;) {
+		nl = strchr(line, '\n');
+		n = nl ? nl - line : (ssize_t)strlen(line);
+		if (n > 0)
+			so_logf(lg, SO_LOG_DEBUG, "helper stderr: %.*s", (int)n, line);
+		line += n + (nl ? 1 : 0);
+	}
+	if (len == sizeof(buf) - 1)
+		so_logf(lg, SO_LOG_DEBUG, "helper stderr: (more not shown)");
+}
+
 void so_step_helper_stop(struct so_step_helper *sh, int timeout_ms,
 			 const struct so_logger *lg)
 {
 	long long deadline = so_monotonic_us() + (long long)timeout_ms * 1000;
-	char buf[512];
-	size_t len = 0;
-	ssize_t n;
 
 	so_step_helper_release(sh);
 	free(sh->socks);
 	sh->socks = NULL;
 	if (sh->pid < 0)
 		return;
-	/* What it said before it went (a Go runtime's fatal error). */
-	while (sh->err >= 0 && len < sizeof(buf) - 1 &&
-	       (n = read(sh->err, buf + len, sizeof(buf) - 1 - len)) > 0)
-		len += (size_t)n;
-	buf[len] = '\0';
-	if (len) {
-		char *nl = strchr(buf, '\n');
-
-		if (nl)
-			*nl = '\0';
-		so_sanitize_line(buf, strlen(buf));
-		/* An admin need not look for an OOM kill. */
-		so_logf(lg, SO_LOG_ERROR, "the step's helper said: %s%s", buf,
-			so_membound_hit(buf) ? " (over the helper's own memory bound, "
-					       "RLIMIT_DATA; not the job's memory limit)" : "");
-	}
+	report_end(sh, lg);
 	syscall(SYS_pidfd_send_signal, sh->pidfd, SIGKILL, NULL, 0);
 	for (;;) {
 		struct pollfd p = { sh->pidfd, POLLIN, 0 };

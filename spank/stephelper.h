@@ -57,8 +57,10 @@ int so_step_helper_start(struct so_step_helper *sh,
 			 const struct so_logger *lg);
 
 /* In a task child: closes every task's end but task's and the step
- * parent's handles, and returns that end (-1 when there is none). */
-int so_step_helper_take(struct so_step_helper *sh, unsigned task);
+ * parent's handles, and fills *end with that end (fd -1 when there is
+ * none). */
+void so_step_helper_take(struct so_step_helper *sh, unsigned task,
+			 struct so_step_end *end);
 
 /* In the step parent once the tasks are forked: closes its copies of the
  * tasks' ends, so that the helper sees each task's end when the task closes

@@ -306,11 +306,12 @@ int main(int argc, char **argv)
 				struct so_task_request req;
 				struct so_result res;
 				enum so_status st;
-				int sock = so_step_helper_take(&sh, t);
+				struct so_step_end end;
 				char *out;
 				size_t outlen;
 				FILE *o;
 
+				so_step_helper_take(&sh, t, &end);
 				memset(&req, 0, sizeof(req));
 				req.envp = env;
 				req.exclude = exclude;
@@ -321,7 +322,7 @@ int main(int argc, char **argv)
 				    so_devices_ask(nf.buf, nf.len, dev_dir, req.devices_asked,
 						   req.devices_usable) > 0)
 					req.flags |= SO_REQ_DEVICES;
-				st = so_step_helper_call(sock, &req, timeout_ms, &res, &lg);
+				st = so_step_helper_call(&end, &req, timeout_ms, &res, &lg);
 				if (bench)
 					_exit(st == SO_CALLED ? 0 : 1);
 				o = open_memstream(&out, &outlen);

@@ -368,7 +368,9 @@ head -c 100000 $lib > truncated.so
 cp "$(ls /lib/x86_64-linux-gnu/libz.so.1 /usr/lib/x86_64-linux-gnu/libz.so.1 2>/dev/null | head -n1)" other-elf.so
 cp $lib alice-owned.so; chown alice alice-owned.so; chmod 0644 alice-owned.so
 cp $lib group-writable.so; chmod 0664 group-writable.so
-mkdir -p /tmp/spank-otel-faults; chmod 0755 /tmp/spank-otel-faults; cp $lib /tmp/spank-otel-faults/lib.so`, strings.Fields(computeNodes)...)
+mkdir -p /tmp/spank-otel-faults; chmod 0755 /tmp/spank-otel-faults; cp $lib /tmp/spank-otel-faults/lib.so
+# The step's helper, which the shim finds beside the library.
+cp "$(dirname $lib)/spank-otel-helper" . ; cp "$(dirname $lib)/spank-otel-helper" /tmp/spank-otel-faults/`, strings.Fields(computeNodes)...)
 
 	// Each line names the path and what failed with it: the rule, for a
 	// refusal (alice is uid 1000 in every image,

@@ -69,7 +69,12 @@ func TestTaskProcessUntouched(t *testing.T) {
 	// A probe before spank-otel and one after it, as a container plugin
 	// after spank-otel would be placed.
 	withProbes(t)
-	taskUntouched(t, 3)
+	taskUntouched(t, 1)
+	t.Run("helper=task", func(t *testing.T) {
+		setPlugstack(t, "lib="+installedLib+" helper=task")
+		defer restorePlugstack(t)
+		taskUntouched(t, 3)
+	})
 }
 
 // withProbes places a probe plugin before spank-otel and one after it, as
@@ -230,9 +235,9 @@ func helperFaults(t *testing.T, m *matrix) {
 		// 64 MiB: the helper dies at its own memory bound, never the
 		// job's limit (spank/membound.h).
 		{"alloc", "(over the helper's own memory bound, RLIMIT_DATA: 8 MiB"},
-		{"abort", "the helper process was killed by signal 6"},
+		{"abort", "the step's helper was killed by signal 6"},
 		{"segv", "SIGSEGV"},
-		{"exit", "the helper process exited with status 3"},
+		{"exit", "the step's helper exited with status 3"},
 		{"hang", "did not answer within 500 ms (timeout=)"},
 	}
 	for _, c := range cases {
@@ -251,16 +256,24 @@ func helperFaults(t *testing.T, m *matrix) {
 			if !runFault(t, m, faultCase{name: name, group: "Go library", setup: "export SPANK_OTEL_TEST_FAULT=" + c.fault, wantLog: c.log}) {
 				return
 			}
-			var errors []string
+			// One error line from the task, one from its step's
+			// parent saying how the step's helper ended.
+			var taskErrors, stepErrors []string
 			named := false // the crash report names the C function
 			for _, l := range newLogLines(t, mark) {
-				if strings.Contains(l, "error: spank-otel:") {
-					errors = append(errors, l)
+				switch {
+				case !strings.Contains(l, "error: spank-otel:"):
+				case strings.Contains(l, "error: spank-otel: the step's helper was killed"),
+					strings.Contains(l, "error: spank-otel: the step's helper exited"),
+					strings.Contains(l, "error: spank-otel: the step's helper said"):
+					stepErrors = append(stepErrors, l)
+				default:
+					taskErrors = append(taskErrors, l)
 				}
 				named = named || strings.Contains(l, "helper stderr: spank_otel_fault_segv+0x")
 			}
-			if len(errors) != 1 {
-				t.Errorf("want exactly one error line, got %d: %v", len(errors), errors)
+			if len(taskErrors) != 1 || len(stepErrors) != 1 {
+				t.Errorf("want exactly one error line of the task and one of its step, got %v and %v", taskErrors, stepErrors)
 			}
 			if c.fault == "segv" && !named {
 				t.Errorf("no log line names the C function that faulted (spank_otel_fault_segv+0x...)")

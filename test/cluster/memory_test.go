@@ -83,7 +83,8 @@ var (
 func TestOverlappingHelpers(t *testing.T) {
 	needSite(t)
 	opts := []string{"", oomKillStep(t)}
-	setPlugstack(t, "lib="+faultLib+" timeout=20000")
+	// One helper per task (helper=task): the step's helper is one process.
+	setPlugstack(t, "lib="+faultLib+" timeout=20000 helper=task")
 	defer restorePlugstack(t)
 	cases := []struct {
 		name        string

@@ -68,13 +68,13 @@ func cgroupLines(s string) []string {
 	return lines
 }
 
-// TestHelperPlacement: the helper process of every task runs where the
-// task runs, as Slurm placed it (its cgroups, so that the job's memory and
+// TestHelperPlacement: with helper=task, the helper process of every task
+// runs where the task runs, as Slurm placed it (its cgroups, so that the job's memory and
 // pids limits and proctrack cover it; one CPU of its mask; its process
 // group), as the job's user with no capability. The library that reports
 // this is test/faultlib's placement mode.
 func TestHelperPlacement(t *testing.T) {
-	setPlugstack(t, "lib="+faultLib+" timeout=20000")
+	setPlugstack(t, "lib="+faultLib+" timeout=20000 helper=task")
 	defer restorePlugstack(t)
 	tag := outDir(t)
 	tasks := runJob(t, tag, 5, fmt.Sprintf(`export SPANK_OTEL_TEST_FAULT=placement

@@ -55,11 +55,4 @@ srun -w c1 -n2 --gpus-per-task=1 `+containerMem+` --container-image=`+containerI
 			t.Errorf("unexpected plugin line with helper=step: %s", l)
 		}
 	}
-	// A plugin after spank-otel (pyxis) sees the task as it came: one
-	// thread, no child, the same signals, limits, maps and descriptors
-	// but the task's socket.
-	t.Run("task untouched", func(t *testing.T) {
-		withProbes(t)
-		taskUntouched(t, 1)
-	})
 }

@@ -66,6 +66,8 @@ if [ ! -f "$src/spank-otel.deb" ]; then
 fi
 # apt (not dpkg -i) so the package's Depends on the matching Slurm are checked.
 DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "$src/spank-otel.deb"
+# The test libraries' step helper: the shim looks for it beside lib=.
+install -m 0755 /usr/lib/x86_64-linux-gnu/slurm-wlm/spank-otel-helper "$testdir/spank-otel-helper"
 apt-get clean
 rm -rf /var/lib/apt/lists/*
 for f in "$plugindir/spank_otel.so" "$plugindir/libspankotel.so"; do

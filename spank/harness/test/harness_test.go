@@ -471,10 +471,10 @@ func (l *lab) jobEnv(t testing.TB) string {
 	return l.taskEnv(t, "env", "SLURM_JOB_ID=12345", "SLURM_CLUSTER_NAME=cluster-a", "SLURM_JOB_NAME=t", "PATH=/usr/bin")
 }
 
-// lib installs the library of a kind as KIND/lib.so in the lab (once) and
-// returns its path. The kinds are fake (the C library of -testdata) and
-// those named by their flag: go, real and fault. The test fails when the
-// flag is missing.
+// lib installs the library of a kind as KIND/lib.so in the lab (once),
+// spank-otel-helper beside it, and returns its path. The kinds are fake
+// (the C library of -testdata) and those named by their flag: go, real and
+// fault. The test fails when the flag is missing.
 func (l *lab) lib(t testing.TB, kind string) string {
 	t.Helper()
 	if p, ok := l.libs[kind]; ok {
@@ -486,6 +486,9 @@ func (l *lab) lib(t testing.TB, kind string) string {
 	}
 	l.mkdir(t, kind, 0o755)
 	p := l.copy(t, src, filepath.Join(kind, "lib.so"))
+	// Where the shim finds the step's helper (helper=step, the default).
+	l.copy(t, need(t, "stephelper"), filepath.Join(kind, "spank-otel-helper"))
+	l.chmod(t, filepath.Join(kind, "spank-otel-helper"), 0o755)
 	l.libs[kind] = p
 	return p
 }

@@ -45,11 +45,7 @@ func TestProbe(t *testing.T) {
 			run:  probeRun("--call", "--as-user", "65534", "--", "lib="+real),
 			want: []string{"^lib_status=called$", "^rc=1$", "^value=.*slurm\\.job\\.id\\.raw=4242", "^call_status=called$"}},
 		{name: "probe: --call, helper=step: the step's helper beside the library, checked, started and asked",
-			run: func(t testing.TB) result {
-				l.copy(t, need(t, "stephelper"), "real/spank-otel-helper")
-				l.chmod(t, "real/spank-otel-helper", 0o755)
-				return run(env, probe, "--call", "--as-user", "65534", "--", "lib="+real, "helper=step")
-			},
+			run: probeRun("--call", "--as-user", "65534", "--", "lib="+real, "helper=step"),
 			want: []string{"^helper=step$", "^step_helper=" + l.path("real/spank-otel-helper") + "$", "^step_helper_status=called$",
 				"^rc=1$", "^value=.*slurm\\.job\\.id\\.raw=4242", "^call_status=called$"}},
 		{name: "probe: --call, helper=step without spank-otel-helper beside the library: named, not called",
@@ -64,7 +60,7 @@ func TestProbe(t *testing.T) {
 			run: func(t testing.TB) result {
 				return run(append(env, "FAKE_CRASH=1"), probe, "--call", "--as-user", "65534", "--", "lib="+l.lib(t, "fake"))
 			},
-			code: 8, want: []string{"^msg error .*helper process was killed by signal", "^call_status=helper-died$"}},
+			code: 8, want: []string{"^msg error the step's helper was killed by signal 6", "^call_status=helper-died$"}},
 		{name: "probe: usage", run: probeRun("--as-user", "x"), code: 64},
 	})
 }

@@ -105,11 +105,12 @@ func TestStepHelper(t *testing.T) {
 			run: l.stepRun("fault", 2, append(job, "SPANK_OTEL_TEST_FAULT=segv")),
 			want: append(everyTask(2, `status=helper-died rc=-1 value=-$`),
 				`^task=[01] log=error the step's helper ended before it answered`,
-				`^error: the step's helper said: SIGSEGV: segmentation violation`, `^helper_end=(exited:2|killed:[0-9]+)$`)},
+				`^error: the step's helper (exited with status 2|was killed by signal [0-9]+ \(.*\)): SIGSEGV: segmentation violation$`,
+				`^debug: helper stderr: spank_otel_fault_segv\+0x`, `^helper_end=(exited:2|killed:[0-9]+)$`)},
 		{name: "step helper: a call over the memory bound ends the helper at its own bound (RLIMIT_DATA), the task gets no value",
 			run: l.stepRun("fault", 1, append(job, "SPANK_OTEL_TEST_FAULT=oom")),
 			want: []string{`^task=0 status=helper-died rc=-1 value=-$`,
-				`^error: the step's helper said: (runtime|fatal error): out of memory.* \(over the helper's own memory bound, RLIMIT_DATA; not the job's memory limit\)$`, `^helper_end=(exited:2|killed:6)$`}},
+				`^error: the step's helper (exited with status 2|was killed by signal 6 \(Aborted\)): (runtime|fatal error): out of memory.* \(over the helper's own memory bound, RLIMIT_DATA: 8 MiB for the library's call; not the job's memory limit\)$`, `^helper_end=(exited:2|killed:6)$`}},
 	})
 	// Loaded at the first request, once Slurm has set the job's limits,
 	// and only with room for it in its own cgroups (the step parent's).
