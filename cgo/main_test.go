@@ -615,7 +615,7 @@ func TestTaskDeviceAnswers(t *testing.T) {
 			// The task asks of every device node the records hold: none
 			// asked of means none exists, and no GPU is the task's.
 			name: "the flag with nothing asked: no device node, no GPU", env: all,
-			req:  request{devices: true, usable: every},
+			req: request{devices: true, usable: every},
 		},
 		{
 			name: "bound task without SO_REQ_DEVICES: as before", env: bound,
