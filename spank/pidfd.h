@@ -6,6 +6,7 @@
 #ifndef SPANK_OTEL_PIDFD_H
 #define SPANK_OTEL_PIDFD_H
 
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
@@ -21,5 +22,20 @@
 #ifndef SYS_pidfd_send_signal
 #define SYS_pidfd_send_signal 424
 #endif
+
+/* How a process ended, from its pidfd once it was reaped, whoever reaped
+ * it (Linux 6.15 on: PIDFD_GET_INFO with PIDFD_INFO_EXIT; older kernels
+ * refuse the ioctl or leave the bit clear). The first 64 bytes of the
+ * kernel's struct pidfd_info, its first version. */
+struct so_pidfd_info {
+	unsigned long long mask;
+	unsigned long long cgroupid;
+	unsigned int pid, tgid, ppid, ruid, rgid, euid, egid, suid, sgid, fsuid,
+		fsgid;
+	int exit_code; /* a wait status */
+};
+_Static_assert(sizeof(struct so_pidfd_info) == 64, "PIDFD_INFO_SIZE_VER0");
+#define SO_PIDFD_INFO_EXIT (1ULL << 3)
+#define SO_PIDFD_GET_INFO _IOWR(0xFF, 11, struct so_pidfd_info)
 
 #endif

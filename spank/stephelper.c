@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -25,6 +26,10 @@
 #include "membound.h"
 #include "pidfd.h"
 #include "stephelper.h"
+
+/* How long the stop waits for a helper to end by itself before it kills
+ * it (report_end). */
+#define SO_STEP_HELPER_GRACE_MS 50
 
 #define ENV_VAR "OTEL_RESOURCE_ATTRIBUTES"
 #define HELPER_NAME "spank-otel-helper"
@@ -91,12 +96,15 @@ static void __attribute__((noreturn)) child(const struct child_plan *p)
 	if ((exe > top && syscall(SYS_close_range, top, exe - 1, 0) != 0) ||
 	    syscall(SYS_close_range, exe + 1, ~0U, 0) != 0)
 		die_child(2, "cannot close slurmstepd's descriptors (Linux 5.9 or later needed)\n");
-	/* Exec gives a process of uid 0 every capability, unless root is
-	 * "not special" (SECBIT_NOROOT): a job of uid 0 gets a helper of uid
-	 * 0 with none. Needs CAP_SETPCAP, which only a root starter has. */
+	/* Exec gives a process of real or effective uid 0 every capability,
+	 * unless root is "not special" (SECBIT_NOROOT): a job of uid 0 gets a
+	 * helper of uid 0 with none. Needs CAP_SETPCAP, which only a root
+	 * starter has; a starter that is the user already (the doctor's probe
+	 * in a task) and stays so needs none. */
 	if (syscall(SYS_prctl, PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED,
 		    0, 0, 0) != 0 &&
-	    (!cfg->drop_creds || cfg->uid == 0))
+	    (cfg->drop_creds ? cfg->uid == 0
+			     : syscall(SYS_getuid) == 0 || syscall(SYS_geteuid) == 0))
 		die_child(2, "cannot keep its exec from granting root's capabilities\n");
 	if (cfg->drop_creds) {
 		if (syscall(SYS_setgroups, cfg->ngroups ? cfg->ngroups : 1,
@@ -250,7 +258,8 @@ void so_step_helper_release(struct so_step_helper *sh)
  * own alarm: the tasks saw only their socket closed), with the first line
  * of its stderr, and every line of that at debug level (a crash report:
  * docs/design.md, "Crash reports"). */
-static void report_end(struct so_step_helper *sh, const struct so_logger *lg)
+static void report_end(struct so_step_helper *sh, long long deadline,
+		       const struct so_logger *lg)
 {
 	char buf[2048], how[96] = "", *line, *nl;
 	size_t len = 0;
@@ -262,6 +271,17 @@ static void report_end(struct so_step_helper *sh, const struct so_logger *lg)
 		len += (size_t)n;
 	buf[len] = '\0';
 	so_sanitize_text(buf, len);
+	{
+		/* A helper that served every task ends by itself, and one
+		 * that died is waitable a moment after its tasks saw their
+		 * sockets close: a short grace, so that how it ended is
+		 * known, before the kill. */
+		struct pollfd p = { sh->pidfd, POLLIN, 0 };
+		long long left = (deadline - so_monotonic_us()) / 1000;
+
+		poll(&p, 1, left > SO_STEP_HELPER_GRACE_MS ? SO_STEP_HELPER_GRACE_MS
+			 : left > 0 ? (int)left : 0);
+	}
 	memset(&si, 0, sizeof(si));
 	if (waitid(P_PIDFD, (id_t)sh->pidfd, &si,
 		   WEXITED | WNOHANG | WNOWAIT | __WALL) == 0 && si.si_pid != 0) {
@@ -271,6 +291,23 @@ static void report_end(struct so_step_helper *sh, const struct so_logger *lg)
 		else if (si.si_status != 0)
 			snprintf(how, sizeof(how), "exited with status %d",
 				 si.si_status);
+	} else if (errno == ECHILD) {
+		/* slurmstepd's wait for any child reaped it: the kernel may
+		 * still say how it ended. */
+		struct so_pidfd_info info;
+
+		memset(&info, 0, sizeof(info));
+		info.mask = SO_PIDFD_INFO_EXIT;
+		if (ioctl(sh->pidfd, SO_PIDFD_GET_INFO, &info) == 0 &&
+		    (info.mask & SO_PIDFD_INFO_EXIT)) {
+			if (WIFSIGNALED(info.exit_code))
+				snprintf(how, sizeof(how), "was killed by signal %d (%s)",
+					 WTERMSIG(info.exit_code),
+					 strsignal(WTERMSIG(info.exit_code)));
+			else if (WIFEXITED(info.exit_code) && WEXITSTATUS(info.exit_code))
+				snprintf(how, sizeof(how), "exited with status %d",
+					 WEXITSTATUS(info.exit_code));
+		}
 	}
 	for (line = buf; *line == '\n'; line++)
 		;
@@ -301,7 +338,7 @@ void so_step_helper_stop(struct so_step_helper *sh, int timeout_ms,
 	sh->socks = NULL;
 	if (sh->pid < 0)
 		return;
-	report_end(sh, lg);
+	report_end(sh, deadline, lg);
 	syscall(SYS_pidfd_send_signal, sh->pidfd, SIGKILL, NULL, 0);
 	for (;;) {
 		struct pollfd p = { sh->pidfd, POLLIN, 0 };

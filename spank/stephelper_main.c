@@ -204,7 +204,10 @@ static int serve(struct step_helper *sh, const struct so_channel *ch)
 		so_send_answer(ch, SO_HELPER_FAILED, -1, NULL, &n, NULL);
 		return -1;
 	}
-	so_self_deadline(rq.deadline_ms);
+	/* A tenth past the task's own deadline: the task gives up first and
+	 * says so (timeout=); a call still running then is stuck, and the
+	 * helper ends itself. */
+	so_self_deadline(rq.deadline_ms + rq.deadline_ms / 10);
 	if (!sh->tried)
 		load(sh, sh->no_abi);
 	if (!sh->fn) {
@@ -291,6 +294,20 @@ static void __attribute__((noreturn)) refuse(const char *why)
 	_exit(2);
 }
 
+/* The deadline's signal (so_self_deadline) ends the helper as its default
+ * action does, saying why first: the tasks still waiting see only their
+ * sockets close, and the step parent logs this line. */
+static void deadline_passed(int sig)
+{
+	static const char why[] = "a call ran past its task's deadline (timeout=); "
+				  "the step's helper ended itself\n";
+	ssize_t r = write(2, why, sizeof(why) - 1);
+
+	(void)r;
+	signal(sig, SIG_DFL);
+	raise(sig); /* delivered on return, as the default action */
+}
+
 int main(int argc, char **argv)
 {
 	struct step_helper sh;
@@ -303,6 +320,7 @@ int main(int argc, char **argv)
 	 * job's user, who could otherwise read its core). */
 	so_self_no_core();
 	so_self_reset_signals();
+	signal(SIGALRM, deadline_passed);
 	if (argc < 3 || argc > 4 || (argc == 4 && strcmp(argv[3], "--no-abi-check")))
 		refuse("usage: spank-otel-helper TASKS LIBRARY-NAME [--no-abi-check]");
 	errno = 0;

@@ -6,7 +6,7 @@
  *
  *   spank-otel-stepdrive --helper EXE --lib LIB --tasks N --env-file FILE
  *       [--as-user UID[:GID]] [--no-abi-check] [--timeout MS]
- *       [--exclude LIST] [--node-files ROOT] [--bench ROUNDS]
+ *       [--exclude LIST] [--node-files ROOT] [--bench ROUNDS] [--reap-any]
  *
  * --node-files records ROOT's GPU files as the step parent does, and each
  * task then asks which of ROOT/dev/nvidia<N> it may use, as the shim's
@@ -19,7 +19,9 @@
  * "helper_exe=PATH", "helper_threads=N", "helper_uid=R/E/S", and
  * "helper_end=exited:N|killed:SIG|left" once every task's socket is
  * closed. --bench prints "bench_us=U" per round instead (one step of N
- * tasks, start to the last answer).
+ * tasks, start to the last answer). --reap-any reaps the helper, once it
+ * has ended, with a wait for any child, as slurmstepd's step parent does,
+ * before the stop (which then cannot wait for it).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -71,7 +73,7 @@ static void __attribute__((noreturn)) usage(void)
 	fprintf(stderr, "usage: spank-otel-stepdrive --helper EXE --lib LIB --tasks N "
 			"--env-file FILE [--as-user UID[:GID]] [--no-abi-check] "
 			"[--timeout MS] [--exclude LIST] [--node-files ROOT] "
-			"[--bench ROUNDS]\n");
+			"[--bench ROUNDS] [--reap-any]\n");
 	exit(2);
 }
 
@@ -206,7 +208,7 @@ int main(int argc, char **argv)
 	const char *exe_path = NULL, *lib_path = NULL, *env_path = NULL;
 	const char *exclude = NULL, *node_root = NULL;
 	unsigned tasks = 0, t;
-	int timeout_ms = 2000, bench = 0, round, i;
+	int timeout_ms = 2000, bench = 0, reap_any = 0, round, i;
 	char **env, *canary;
 	int dev_dir = -1;
 	pid_t *task_pids;
@@ -220,6 +222,10 @@ int main(int argc, char **argv)
 
 		if (!strcmp(a, "--no-abi-check")) {
 			cfg.flags |= SO_FLAG_NO_ABI_CHECK;
+			continue;
+		}
+		if (!strcmp(a, "--reap-any")) {
+			reap_any = 1;
 			continue;
 		}
 		if (!v)
@@ -386,6 +392,9 @@ int main(int argc, char **argv)
 			else
 				printf("helper_end=left\n");
 			fflush(stdout);
+			if (reap_any && si.si_pid != 0)
+				while (waitpid(-1, NULL, __WALL) > 0)
+					;
 			/* Its stderr's first line, and the reaping. */
 			so_step_helper_stop(&sh, timeout_ms, &stderr_logger);
 		}

@@ -226,8 +226,10 @@ EOF`, tag))
 // else, with one error line, and leave no process behind.
 func helperFaults(t *testing.T, m *matrix) {
 	cases := []struct{ fault, log string }{
-		{"panic", "before it answered: panic: faultlib"},
-		{"threads", "before it answered: runtime: program exceeds"},
+		// The step's line: how its helper ended, and its first words
+		// (a panic in a call from C aborts the runtime).
+		{"panic", "): panic: faultlib"},
+		{"threads", "runtime: program exceeds"},
 		// Go says "runtime: out of memory" or "fatal error: out of
 		// memory allocating heap arena metadata", as the helper's
 		// RLIMIT_DATA meets the reservation or its metadata first.

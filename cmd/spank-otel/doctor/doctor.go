@@ -389,5 +389,9 @@ func (d *diagnosis) cgroup() {
 		d.add("cgroup", StatusInfo, "cgroup version unknown: %v", err)
 		return
 	}
-	d.add("cgroup", StatusInfo, "%s: the helper joins the task's cgroups if they have room for it", v)
+	if d.probed != nil && d.probed.Args["helper"] == "task" {
+		d.add("cgroup", StatusInfo, "%s: each task's helper joins the task's cgroups if they have room for it", v)
+		return
+	}
+	d.add("cgroup", StatusInfo, "%s: the step's helper loads the library if its cgroups (the step parent's) have room for it", v)
 }

@@ -48,6 +48,13 @@ func TestProbe(t *testing.T) {
 			run: probeRun("--call", "--as-user", "65534", "--", "lib="+real, "helper=step"),
 			want: []string{"^helper=step$", "^step_helper=" + l.path("real/spank-otel-helper") + "$", "^step_helper_status=called$",
 				"^rc=1$", "^value=.*slurm\\.job\\.id\\.raw=4242", "^call_status=called$"}},
+		// srun spank-otel doctor in a job: the probe runs as the user, who
+		// cannot set SECBIT_NOROOT and needs not.
+		{name: "probe: --call as a user, helper=step: the step's helper started and asked without root",
+			run: func(t testing.TB) result {
+				return run(env, "setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", probe, "--call", "--", "lib="+real, "helper=step")
+			},
+			want: []string{"^step_helper_status=called$", "^rc=1$", "^call_status=called$", "!^msg error"}},
 		{name: "probe: --call, helper=step without spank-otel-helper beside the library: named, not called",
 			run: func(t testing.TB) result {
 				l.mkdir(t, "nohelper", 0o755)

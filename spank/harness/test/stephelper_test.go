@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // stepRun is a step of tasks tasks around the step's helper
@@ -35,6 +37,35 @@ func everyTask(tasks int, pattern string) []string {
 		want = append(want, `^task=`+strconv.Itoa(i)+` `+pattern)
 	}
 	return want
+}
+
+// reapedLine is the stop's line for a helper reaped before the stop that
+// ended as how says (a pattern) and said said (a pattern; "" for nothing):
+// how it ended where the kernel keeps that for a pidfd (Linux 6.15 on),
+// else its last words alone, or no line when it said nothing.
+func reapedLine(t testing.TB, how, said string) string {
+	switch {
+	case kernelAtLeast(t, 6, 15) && said == "":
+		return `^error: the step's helper ` + how + `$`
+	case kernelAtLeast(t, 6, 15):
+		return `^error: the step's helper ` + how + `: ` + said + `$`
+	case said == "":
+		return `!^error: the step's helper`
+	}
+	return `^error: the step's helper said: ` + said + `$`
+}
+
+// kernelAtLeast reports whether the running kernel is major.minor or later.
+func kernelAtLeast(t testing.TB, major, minor int) bool {
+	var u unix.Utsname
+	if err := unix.Uname(&u); err != nil {
+		t.Fatal(err)
+	}
+	var x, y int
+	if _, err := fmt.Sscanf(unix.ByteSliceToString(u.Release[:]), "%d.%d", &x, &y); err != nil {
+		t.Fatalf("kernel release %q: %v", u.Release, err)
+	}
+	return x > major || x == major && y >= minor
 }
 
 // TestStepHelper: the step's helper (issue 43, section 3) is a fresh image
@@ -100,7 +131,21 @@ func TestStepHelper(t *testing.T) {
 		{name: "step helper: a call that hangs: that task times out, the helper ends at its deadline, the others get no value",
 			run: l.stepRun("fault", 2, append(job, "SPANK_OTEL_TEST_FAULT=hang"), "--timeout", "500"),
 			want: []string{`^task=[01] status=timeout `, `^task=[01] log=error the step's helper did not answer within 500 ms`,
-				`^task=[01] status=(timeout|helper-died) `, `^helper_end=killed:14$`}},
+				`^task=[01] status=(timeout|helper-died) `, `^helper_end=killed:14$`,
+				`^error: the step's helper was killed by signal 14 \(Alarm clock\): a call ran past its task's deadline \(timeout=\); the step's helper ended itself$`}},
+		// slurmstepd's step parent waits for any child, and so may reap
+		// the step's helper before the stop: the kernel still says how it
+		// ended (PIDFD_INFO_EXIT, Linux 6.15 on), and its last words are
+		// its stderr's, which the step parent reads whoever reaped it.
+		{name: "step helper reaped by a wait for any child: the stop still says how it ended (crash)",
+			run:  l.stepRun("fault", 2, append(job, "SPANK_OTEL_TEST_FAULT=segv"), "--reap-any"),
+			want: []string{`^helper_end=(exited:2|killed:[0-9]+)$`, reapedLine(t, `(exited with status 2|was killed by signal [0-9]+ \(.*\))`, `SIGSEGV: segmentation violation`)}},
+		{name: "step helper reaped by a wait for any child: the stop still says how it ended (the library's exit)",
+			run:  l.stepRun("fault", 1, append(job, "SPANK_OTEL_TEST_FAULT=exit"), "--reap-any"),
+			want: []string{`^helper_end=exited:3$`, reapedLine(t, `exited with status 3`, ``)}},
+		{name: "step helper reaped by a wait for any child: the stop still says how it ended (its deadline)",
+			run:  l.stepRun("fault", 1, append(job, "SPANK_OTEL_TEST_FAULT=hang"), "--timeout", "500", "--reap-any"),
+			want: []string{`^helper_end=killed:14$`, reapedLine(t, `was killed by signal 14 \(Alarm clock\)`, `a call ran past its task's deadline \(timeout=\); the step's helper ended itself`)}},
 		{name: "step helper: a call that crashes: the tasks get no value, the helper is gone",
 			run: l.stepRun("fault", 2, append(job, "SPANK_OTEL_TEST_FAULT=segv")),
 			want: append(everyTask(2, `status=helper-died rc=-1 value=-$`),
