@@ -21,6 +21,7 @@ import "C"
 import (
 	"runtime"
 	"strconv"
+	"sync"
 	"unsafe"
 
 	"github.com/spank-otel/spank-otel/cgo/nodefiles"
@@ -80,12 +81,45 @@ func taskEnv(req *C.struct_so_task_request, node gpu.FS, value **C.char, log **C
 	// reports (TestTaskPathStack keeps it from happening).
 	var mark byte
 	before := uintptr(unsafe.Pointer(&mark))
-	var call taskCall
+	call := taskCall{mem: leftMemory()}
 	call.convertRequest(req, node)
 	if call.failure == "" {
 		call.runTask()
 	}
-	return replyToShim(&call, uintptr(unsafe.Pointer(&mark)) != before, value, log)
+	rc := replyToShim(&call, uintptr(unsafe.Pointer(&mark)) != before, value, log)
+	call.mem.keep(call.req.Env)
+	callMemories.Put(call.mem)
+	return rc
+}
+
+// callMemory is what a call leaves to the next in the same process: the
+// task path's Runner and the slice the environment is viewed through. The
+// step's helper answers its tasks one after another, and memory an
+// earlier call touched costs the next no page fault.
+type callMemory struct {
+	runner taskenv.Runner
+	env    []string
+}
+
+// callMemories holds the callMemory of calls that ended: a pool, since any
+// number of C threads may call at once. The collection between requests
+// (spank_otel_collect) empties it. Its zero value needs no initialiser
+// (TestTaskPathInit).
+var callMemories sync.Pool
+
+// leftMemory is a callMemory an earlier call left, or a new one.
+func leftMemory() *callMemory {
+	if m, ok := callMemories.Get().(*callMemory); ok {
+		return m
+	}
+	return new(callMemory)
+}
+
+// keep keeps env's array for the next call, without its strings: they
+// view C memory that is the caller's again.
+func (m *callMemory) keep(env []string) {
+	clear(env)
+	m.env = env[:0]
 }
 
 // taskCall is the call for one task: the Request the first stage hands
@@ -94,6 +128,7 @@ func taskEnv(req *C.struct_so_task_request, node gpu.FS, value **C.char, log **C
 // task). Both stages are called from the export's frame, taskenv's stack
 // rule.
 type taskCall struct {
+	mem     *callMemory // what earlier calls left; the call's to use
 	req     taskenv.Request
 	files   *nodefiles.FS // the step's records (maybe none) over the node: req.Node
 	res     *taskenv.Result
@@ -106,7 +141,7 @@ type taskCall struct {
 //go:noinline
 func (call *taskCall) convertRequest(req *C.struct_so_task_request, node gpu.FS) {
 	defer recoverInto(&call.failure)
-	call.req.Env = cStrings(req.envp)
+	call.req.Env = cStrings(call.mem.env, req.envp)
 	// Without records every question goes to the node, and is counted:
 	// the debug line then says whether the search read anything.
 	call.files = newFiles(req, node)
@@ -119,7 +154,7 @@ func (call *taskCall) convertRequest(req *C.struct_so_task_request, node gpu.FS)
 //go:noinline
 func (call *taskCall) runTask() {
 	defer recoverInto(&call.failure)
-	call.res = taskenv.Run(&call.req)
+	call.res = call.mem.runner.Run(&call.req)
 }
 
 // replyToShim hands call's Result, or its failure, to the shim as C
@@ -260,8 +295,9 @@ func cStrlen(p unsafe.Pointer) int {
 	return n
 }
 
-// cStrings views a NULL-terminated C array of strings as a Go slice.
-func cStrings(envp **C.char) []string {
+// cStrings views a NULL-terminated C array of strings as a Go slice, in
+// buf's array when it has room.
+func cStrings(buf []string, envp **C.char) []string {
 	if envp == nil {
 		return nil
 	}
@@ -269,7 +305,10 @@ func cStrings(envp **C.char) []string {
 	for p := envp; *p != nil; p = (**C.char)(unsafe.Add(unsafe.Pointer(p), unsafe.Sizeof(*p))) {
 		n++
 	}
-	out := make([]string, 0, n)
+	out := buf[:0]
+	if cap(out) < n {
+		out = make([]string, 0, n)
+	}
 	for _, p := range unsafe.Slice(envp, n) {
 		out = append(out, borrow(p))
 	}

@@ -2,6 +2,7 @@ package taskenv_test
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/spank-otel/spank-otel/detect/gpu"
 	"github.com/spank-otel/spank-otel/taskenv"
@@ -64,4 +65,18 @@ func ExampleCompute_repair() {
 	// Output:
 	// [entry "stray" has no '=': dropped]
 	// nv.dl.job.uuid=be34ba0f-41ed-5d53-84c1-e3f3dd25bfd7,slurm.array.count=1,slurm.array.job_id=12345,slurm.array.task_id=0,slurm.cluster.name=cluster-a,slurm.job.id=12345,slurm.job.id.raw=12345,slurm.step.id=0,team=ml
+}
+
+func ExampleRunner() {
+	// A process that answers the tasks of a step one after another (the
+	// step's helper) runs them in one Runner: each Result is valid until
+	// the next Run.
+	var r taskenv.Runner
+	for _, task := range []string{"0", "1"} {
+		res := r.Run(&taskenv.Request{Env: []string{"SLURM_JOB_ID=7", "SLURM_STEP_ID=1", "SLURM_PROCID=" + task}})
+		fmt.Println(strings.Contains(res.Value, "slurm.task.id="+task))
+	}
+	// Output:
+	// true
+	// true
 }

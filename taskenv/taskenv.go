@@ -210,7 +210,35 @@ type Request struct {
 //
 //go:noinline
 func Run(req *Request) *Result {
-	sc := newScratch()
+	return newScratch().run(req)
+}
+
+// A Runner runs the task path for one task after another in the same
+// memory: a process that answers many tasks (the step's helper) then
+// touches no new pages for the scratch of each call, and a new page costs
+// a fault (tens of microseconds in a virtual machine). The Result of Run
+// is valid until the next Run. The zero Runner is ready to use; a Runner
+// is not for concurrent use.
+type Runner struct {
+	sc *scratch
+}
+
+// Run is the package's Run in r's memory.
+//
+//go:noinline
+func (r *Runner) Run(req *Request) *Result {
+	if r.sc == nil {
+		r.sc = newScratch()
+	} else {
+		*r.sc = scratch{}
+	}
+	return r.sc.run(req)
+}
+
+// run is Run's stages on sc, which is zero.
+//
+//go:noinline
+func (sc *scratch) run(req *Request) *Result {
 	sc.readTask(req)
 	sc.detectSlurm()
 	sc.findGPUs(req)

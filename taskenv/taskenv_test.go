@@ -251,3 +251,33 @@ func BenchmarkCompute(b *testing.B) {
 		}
 	}
 }
+
+// TestRunnerReusesNothingButMemory: a Runner answers task after task in
+// the same memory, and each answer is what a fresh Run gives, whatever the
+// tasks before it were: a malformed carrier, a large one, none, another
+// job's, one outside Slurm.
+func TestRunnerReusesNothingButMemory(t *testing.T) {
+	big := make([]string, 40)
+	for i := range big {
+		big[i] = "user.k" + strings.Repeat("x", i) + "=v"
+	}
+	requests := []struct {
+		name string
+		env  []string
+	}{
+		{"a step task", step()},
+		{"a malformed inherited carrier", step("OTEL_RESOURCE_ATTRIBUTES=user.ok=1,garbage,%zz=2")},
+		{"a carrier of more entries than the scratch makes room for", step("OTEL_RESOURCE_ATTRIBUTES=" + strings.Join(big, ","))},
+		{"the batch script", batch()},
+		{"outside Slurm", []string{"HOME=/root", "OTEL_RESOURCE_ATTRIBUTES=a=1"}},
+		{"another job", append(step(), "SLURM_JOB_ID=78", "SLURM_ARRAY_JOB_ID=78", "SLURM_ARRAY_TASK_ID=3")},
+		{"a step task again", step()},
+	}
+	var r taskenv.Runner
+	for _, rq := range requests {
+		want := *taskenv.Run(&taskenv.Request{Env: rq.env})
+		got := r.Run(&taskenv.Request{Env: rq.env})
+		assert.DeepEqual(t, *got, want)
+		assert.Equal(t, got.Value, want.Value, rq.name)
+	}
+}
