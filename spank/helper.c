@@ -866,7 +866,7 @@ enum so_status so_step_helper_call(struct so_step_end *end,
 		break;
 	case SO_HELPER_DIED:
 		so_logf(lg, SO_LOG_ERROR, "the step's helper ended before it answered "
-			"(the step parent's log says why); %s left unchanged",
+			"(how, where known, is logged at the step's end); %s left unchanged",
 			ENV_VAR);
 		break;
 	case SO_BAD_ANSWER:
