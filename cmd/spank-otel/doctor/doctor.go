@@ -363,8 +363,14 @@ func (d *diagnosis) kernel() {
 		d.add("kernel", StatusFail, "uname: %v", err)
 		return
 	}
-	if !kernelAtLeast(rel, 5, 3) {
-		d.add("kernel", StatusFail, "Linux %s: the helper needs pidfd_open, Linux 5.3 or later; tasks get no attributes", rel)
+	// The step's helper (the default) is started with close_range
+	// (Linux 5.9); the task's with pidfd_open (5.3), which both use.
+	major, minor, needs := 5, 9, "the step's helper needs close_range, Linux 5.9 or later"
+	if d.probed != nil && d.probed.Args["helper"] == "task" {
+		major, minor, needs = 5, 3, "the helper needs pidfd_open, Linux 5.3 or later"
+	}
+	if !kernelAtLeast(rel, major, minor) {
+		d.add("kernel", StatusFail, "Linux %s: %s; tasks get no attributes", rel, needs)
 		return
 	}
 	if err := d.sys.PidfdOpen(); err != nil {

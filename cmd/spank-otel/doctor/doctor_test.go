@@ -227,7 +227,19 @@ func TestDiagnose(t *testing.T) {
 	}, {
 		name:   "an old kernel",
 		change: func(n *fakeNode) { n.kernel = "4.18.0-553.el8_10.x86_64" },
-		checks: map[string]want{"kernel": {StatusFail, "Linux 4.18.0-553.el8_10.x86_64: the helper needs pidfd_open, Linux 5.3 or later"}},
+		checks: map[string]want{"kernel": {StatusFail, "Linux 4.18.0-553.el8_10.x86_64: the step's helper needs close_range, Linux 5.9 or later"}},
+	}, {
+		name:   "a kernel with pidfd_open but not close_range (Ubuntu 20.04's 5.4)",
+		change: func(n *fakeNode) { n.kernel = "5.4.0-216-generic" },
+		checks: map[string]want{"kernel": {StatusFail, "Linux 5.4.0-216-generic: the step's helper needs close_range, Linux 5.9 or later"}},
+	}, {
+		name: "that kernel with helper=task",
+		change: func(n *fakeNode) {
+			n.kernel = "5.4.0-216-generic"
+			n.outputs["spank-otel-probe"] = Command{Stdout: strings.Replace(probeOK, "timeout_ms=2000\n", "timeout_ms=2000\nhelper=task\n", 1)}
+		},
+		ok:     true,
+		checks: map[string]want{"kernel": {StatusOK, "Linux 5.4.0-216-generic has pidfd_open"}},
 	}, {
 		name:   "pidfd_open filtered",
 		change: func(n *fakeNode) { n.pidfd = errors.New("operation not permitted") },
