@@ -265,33 +265,34 @@ static void report_end(struct so_step_helper *sh, long long deadline,
 	size_t len = 0;
 	ssize_t n;
 	siginfo_t si;
+	int r;
 
-	while (sh->err >= 0 && len < sizeof(buf) - 1 &&
-	       (n = read(sh->err, buf + len, sizeof(buf) - 1 - len)) > 0)
-		len += (size_t)n;
-	buf[len] = '\0';
-	so_sanitize_text(buf, len);
 	{
 		/* A helper that served every task ends by itself, and one
 		 * that died is waitable a moment after its tasks saw their
-		 * sockets close: a short grace, so that how it ended is
-		 * known, before the kill. */
+		 * sockets close: a short grace, so that how it ended, and all
+		 * it wrote, are known before the kill. */
 		struct pollfd p = { sh->pidfd, POLLIN, 0 };
 		long long left = (deadline - so_monotonic_us()) / 1000;
 
 		poll(&p, 1, left > SO_STEP_HELPER_GRACE_MS ? SO_STEP_HELPER_GRACE_MS
 			 : left > 0 ? (int)left : 0);
 	}
+	while (sh->err >= 0 && len < sizeof(buf) - 1 &&
+	       (n = read(sh->err, buf + len, sizeof(buf) - 1 - len)) > 0)
+		len += (size_t)n;
+	buf[len] = '\0';
+	so_sanitize_text(buf, len);
 	memset(&si, 0, sizeof(si));
-	if (waitid(P_PIDFD, (id_t)sh->pidfd, &si,
-		   WEXITED | WNOHANG | WNOWAIT | __WALL) == 0 && si.si_pid != 0) {
+	r = waitid(P_PIDFD, (id_t)sh->pidfd, &si, WEXITED | WNOHANG | WNOWAIT | __WALL);
+	if (r == 0 && si.si_pid != 0) {
 		if (si.si_code == CLD_KILLED || si.si_code == CLD_DUMPED)
 			snprintf(how, sizeof(how), "was killed by signal %d (%s)",
 				 si.si_status, strsignal(si.si_status));
 		else if (si.si_status != 0)
 			snprintf(how, sizeof(how), "exited with status %d",
 				 si.si_status);
-	} else if (errno == ECHILD) {
+	} else if (r < 0 && errno == ECHILD) {
 		/* slurmstepd's wait for any child reaped it: the kernel may
 		 * still say how it ended. */
 		struct so_pidfd_info info;
