@@ -21,7 +21,7 @@ import "C"
 import (
 	"runtime"
 	"strconv"
-	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/spank-otel/spank-otel/cgo/nodefiles"
@@ -88,7 +88,7 @@ func taskEnv(req *C.struct_so_task_request, node gpu.FS, value **C.char, log **C
 	}
 	rc := replyToShim(&call, uintptr(unsafe.Pointer(&mark)) != before, value, log)
 	call.mem.keep(call.req.Env)
-	callMemories.Put(call.mem)
+	spareMemory.Store(call.mem)
 	return rc
 }
 
@@ -101,15 +101,17 @@ type callMemory struct {
 	env    []string
 }
 
-// callMemories holds the callMemory of calls that ended: a pool, since any
-// number of C threads may call at once. The collection between requests
-// (spank_otel_collect) empties it. Its zero value needs no initialiser
-// (TestTaskPathInit).
-var callMemories sync.Pool
+// spareMemory holds the callMemory of the last call that ended, the one
+// piece of state the export keeps between calls. Calls take it whole, so
+// that C threads calling at once never share one (a call that finds none
+// makes its own); a sync.Pool would cost more than it saves, its per-CPU
+// set-up being new pages in a new helper. Its zero value needs no
+// initialiser (TestTaskPathInit).
+var spareMemory atomic.Pointer[callMemory]
 
-// leftMemory is a callMemory an earlier call left, or a new one.
+// leftMemory is the callMemory an earlier call left, or a new one.
 func leftMemory() *callMemory {
-	if m, ok := callMemories.Get().(*callMemory); ok {
+	if m := spareMemory.Swap(nil); m != nil {
 		return m
 	}
 	return new(callMemory)
