@@ -26,7 +26,6 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -498,9 +497,9 @@ static void first_line(const struct errtext *e, char *buf, size_t len)
 	}
 }
 
-static void emit_stderr(const struct errtext *e, const struct so_logger *lg)
+void so_emit_stderr(const char *text, int truncated, const struct so_logger *lg)
 {
-	const char *p = e->buf;
+	const char *p = text;
 
 	while (*p) {
 		const char *end = strchr(p, '\n');
@@ -510,7 +509,7 @@ static void emit_stderr(const struct errtext *e, const struct so_logger *lg)
 			so_logf(lg, SO_LOG_DEBUG, "helper stderr: %.*s", n, p);
 		p = end ? end + 1 : p + n;
 	}
-	if (e->truncated)
+	if (truncated)
 		so_logf(lg, SO_LOG_DEBUG, "helper stderr: (more not shown)");
 }
 
@@ -802,7 +801,7 @@ enum so_status so_helper_call(struct so_helper *h,
 		so_emit_library_log(res->log, lg);
 		break;
 	}
-	emit_stderr(&e, lg);
+	so_emit_stderr(e.buf, e.truncated, lg);
 	if (left_behind) {
 		if (end.kill_errno)
 			so_logf(lg, SO_LOG_ERROR,
@@ -849,8 +848,8 @@ enum so_status so_step_helper_call(struct so_step_end *end,
 			ENV_VAR);
 		return SO_HELPER_FAILED;
 	}
-	/* The helper's own deadline for this request is the task's: a call
-	 * still running then is stuck, and the helper ends itself. */
+	/* The helper ends itself a tenth past this deadline: a call still
+	 * running then is stuck. */
 	sent = send_request(&h, req, 1, (uint32_t)timeout_ms, deadline, &e);
 	if (sent == -2)
 		st = SO_TIMEOUT;

@@ -157,6 +157,11 @@ void so_sanitize_text(char *s, size_t len);
 /* The same, newline and tab included: a value quoted in one log line. */
 void so_sanitize_line(char *s, size_t len);
 
+/* Logs each line of what a helper wrote to stderr (text) at debug level,
+ * "helper stderr: LINE", and a last line when truncated says more was
+ * not read: a Go crash report, which names the C function. */
+void so_emit_stderr(const char *text, int truncated, const struct so_logger *lg);
+
 /* Passes each line of the library's log to lg at the level its letter
  * (contract.h's SO_LINE_*) names; anything else at verbose, unchanged. */
 void so_emit_library_log(const char *log, const struct so_logger *lg);

@@ -254,6 +254,17 @@ void so_step_helper_release(struct so_step_helper *sh)
 		close_all(sh->socks, sh->tasks);
 }
 
+/* How a helper that ended abnormally ended, into how: killed by signal
+ * sig (-1: not killed), else exited with a nonzero status; "" for a
+ * clean exit. */
+static void describe_end(int sig, int status, char *how, size_t len)
+{
+	if (sig > 0)
+		snprintf(how, len, "was killed by signal %d (%s)", sig, strsignal(sig));
+	else if (status != 0)
+		snprintf(how, len, "exited with status %d", status);
+}
+
 /* Logs how the helper ended when it did so before the stop (a crash, its
  * own alarm: the tasks saw only their socket closed), with the first line
  * of its stderr, and every line of that at debug level (a crash report:
@@ -286,12 +297,8 @@ static void report_end(struct so_step_helper *sh, long long deadline,
 	memset(&si, 0, sizeof(si));
 	r = waitid(P_PIDFD, (id_t)sh->pidfd, &si, WEXITED | WNOHANG | WNOWAIT | __WALL);
 	if (r == 0 && si.si_pid != 0) {
-		if (si.si_code == CLD_KILLED || si.si_code == CLD_DUMPED)
-			snprintf(how, sizeof(how), "was killed by signal %d (%s)",
-				 si.si_status, strsignal(si.si_status));
-		else if (si.si_status != 0)
-			snprintf(how, sizeof(how), "exited with status %d",
-				 si.si_status);
+		describe_end(si.si_code == CLD_EXITED ? -1 : si.si_status,
+			     si.si_code == CLD_EXITED ? si.si_status : 0, how, sizeof(how));
 	} else if (r < 0 && errno == ECHILD) {
 		/* slurmstepd's wait for any child reaped it: the kernel may
 		 * still say how it ended. */
@@ -300,15 +307,10 @@ static void report_end(struct so_step_helper *sh, long long deadline,
 		memset(&info, 0, sizeof(info));
 		info.mask = SO_PIDFD_INFO_EXIT;
 		if (ioctl(sh->pidfd, SO_PIDFD_GET_INFO, &info) == 0 &&
-		    (info.mask & SO_PIDFD_INFO_EXIT)) {
-			if (WIFSIGNALED(info.exit_code))
-				snprintf(how, sizeof(how), "was killed by signal %d (%s)",
-					 WTERMSIG(info.exit_code),
-					 strsignal(WTERMSIG(info.exit_code)));
-			else if (WIFEXITED(info.exit_code) && WEXITSTATUS(info.exit_code))
-				snprintf(how, sizeof(how), "exited with status %d",
-					 WEXITSTATUS(info.exit_code));
-		}
+		    (info.mask & SO_PIDFD_INFO_EXIT))
+			describe_end(WIFSIGNALED(info.exit_code) ? WTERMSIG(info.exit_code) : -1,
+				     WIFEXITED(info.exit_code) ? WEXITSTATUS(info.exit_code) : 0,
+				     how, sizeof(how));
 	}
 	for (line = buf; *line == '\n'; line++)
 		;
@@ -318,15 +320,7 @@ static void report_end(struct so_step_helper *sh, long long deadline,
 			how[0] ? how : "said", *line ? ": " : "",
 			nl ? (int)(nl - line) : (int)strlen(line), line,
 			so_membound_note(buf));
-	for (line = buf; *line;) {
-		nl = strchr(line, '\n');
-		n = nl ? nl - line : (ssize_t)strlen(line);
-		if (n > 0)
-			so_logf(lg, SO_LOG_DEBUG, "helper stderr: %.*s", (int)n, line);
-		line += n + (nl ? 1 : 0);
-	}
-	if (len == sizeof(buf) - 1)
-		so_logf(lg, SO_LOG_DEBUG, "helper stderr: (more not shown)");
+	so_emit_stderr(buf, len == sizeof(buf) - 1, lg);
 }
 
 void so_step_helper_stop(struct so_step_helper *sh, int timeout_ms,
