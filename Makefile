@@ -273,7 +273,7 @@ unit:
 # into a build directory of that release's own (make notices no header change
 # from another release: their files are older than the objects).
 ctest: lib headers
-	@. packaging/lib/host.sh && ensure_packages $(FUSE_PACKAGES) strace
+	@. packaging/lib/host.sh && ensure_packages $(FUSE_PACKAGES)
 	$(MAKE) -C spank test SLURM_INCLUDE=$(abspath $(BUILD)/slurm-headers/$(SLURM)/usr/include) \
 	  BUILD=$(abspath $(BUILD))/ctest-$(SLURM) REAL=$(abspath $(BUILD)/libspankotel.so)
 
