@@ -121,7 +121,7 @@ probe: $(BUILD)/spank-otel-probe
 $(BUILD)/spank-otel-probe: $(C_SOURCES)
 	$(MAKE) -C spank probe DEFAULT_LIB=$(DEFAULT_LIB) PROBE_OUT=$(abspath $@)
 
-# The step's helper (helper=step): an executable installed beside the
+# The step's helper: an executable installed beside the
 # library, which lib= names, so that the process that loads the library is
 # a fresh image (spank/stephelper_main.c).
 stephelper: $(BUILD)/spank-otel-helper
