@@ -8,7 +8,7 @@
 #define SPANK_OTEL_RAWCLONE_H
 
 #if !defined(__x86_64__) && !defined(__aarch64__)
-#error "spank-otel supports x86_64 and aarch64 only: the raw clone of its helper and of its node-file reader passes clone's arguments in those architectures' order"
+#error "spank-otel supports x86_64 and aarch64 only: the raw clones that start its step's helper and its node-file reader passes clone's arguments in those architectures' order"
 #endif
 
 #include <sched.h>
@@ -18,16 +18,16 @@
 #include "pidfd.h"
 
 /* Returns the child's pid in the parent (*pidfd set), 0 in the child, -1
- * with errno. flags are added to CLONE_PIDFD; with CLONE_CHILD_SETTID or
- * CLONE_CHILD_CLEARTID, tid is where the kernel writes the child's thread
- * id. The child has the parent's memory as fork leaves it and glibc as a
- * raw system call leaves it: see each caller for what it may then call. */
-static inline long so_raw_clone(unsigned long flags, int *pidfd, int *tid)
+ * with errno. The child has the parent's memory as fork leaves it and
+ * glibc as a raw system call leaves it (its thread descriptor still names
+ * the parent's thread): it may make system calls only, up to its exec or
+ * exit. */
+static inline long so_raw_clone(int *pidfd)
 {
 #if defined(__x86_64__)
-	return syscall(SYS_clone, CLONE_PIDFD | flags, NULL, pidfd, tid, 0UL);
+	return syscall(SYS_clone, CLONE_PIDFD, NULL, pidfd, NULL, 0UL);
 #else /* aarch64 */
-	return syscall(SYS_clone, CLONE_PIDFD | flags, NULL, pidfd, 0UL, tid);
+	return syscall(SYS_clone, CLONE_PIDFD, NULL, pidfd, 0UL, NULL);
 #endif
 }
 
