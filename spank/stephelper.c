@@ -159,7 +159,7 @@ int so_step_helper_start(struct so_step_helper *sh,
 	int *ends = NULL, ep[2] = { -1, -1 }, null = -1, pidfd = -1;
 	sigset_t all, old;
 	unsigned i;
-	long pid;
+	long pid = 0;
 
 	memset(sh, 0, sizeof(*sh));
 	sh->pid = -1;
@@ -220,8 +220,14 @@ int so_step_helper_start(struct so_step_helper *sh,
 	return 0;
 
 fail_errno:
-	so_logf(lg, SO_LOG_ERROR, "cannot start the step's helper: %s; %s left "
-		"unchanged for this step's tasks", strerror(errno), ENV_VAR);
+	if (errno == ENOSYS && pid < 0)
+		so_logf(lg, SO_LOG_ERROR, "not starting the step's helper: this "
+			"kernel gave no pidfd (Linux 5.4 or later needed); %s left "
+			"unchanged for this step's tasks", ENV_VAR);
+	else
+		so_logf(lg, SO_LOG_ERROR, "cannot start the step's helper: %s; %s "
+			"left unchanged for this step's tasks", strerror(errno),
+			ENV_VAR);
 	if (sh->socks)
 		close_all(sh->socks, sh->tasks);
 	if (ends)
