@@ -55,7 +55,7 @@ build() {
 # lane P1+P2+... builds the products in turn; after a failure the rest
 # are not built, and say why.
 lane() {
-	local p failed='' t0 rc
+	local p failed='' t0 rc products
 	IFS=+ read -ra products <<<"$1"
 	for p in "${products[@]}"; do
 		if [ -n "$failed" ]; then
@@ -99,7 +99,7 @@ leader() {
 }
 
 start() {
-	local l p
+	local l p products
 	[ -n "$dir" ] || die "start needs SPANK_OTEL_PREBUILD, the directory of its state"
 	[ $# -gt 0 ] || die "usage: prebuild.sh start LANE..."
 	stop
