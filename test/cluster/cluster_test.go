@@ -48,8 +48,9 @@ func repoRoot(t testing.TB) string {
 	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
 }
 
-// clusterCmd runs `cluster exec` with argv and returns stdout, stderr and
-// the command's error.
+// clusterCmd runs argv on node (the controller when empty) as `cluster
+// exec` would, as root or alice, and returns stdout, stderr and the
+// command's error.
 func clusterCmd(t testing.TB, node string, root bool, stdin io.Reader, argv ...string) (string, string, error) {
 	t.Helper()
 	return clusterExec(node, root, stdin, argv...)
