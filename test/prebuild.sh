@@ -46,8 +46,7 @@ build() {
 	case $1 in
 	slurm-source:*) packaging/slurm-source.sh "${1#*:}" ;;
 	layers:*) test/slurm-docker/cluster layers --slurm "${1#*:}" ;;
-	# Not make test's make: its flags (a jobserver) are not this one's.
-	jaeger) env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s jaeger ;;
+	jaeger) make -s jaeger ;;
 	*) die "unknown product '$1' (slurm-source:V, layers:V, jaeger)" ;;
 	esac
 }
@@ -113,9 +112,12 @@ start() {
 		done
 	done
 	# setsid: a session (and process group) of its own, which stop ends as
-	# a whole; a background child is no group leader, so setsid does not
-	# fork and $! is the group's id.
-	setsid nice -n 19 "$top/test/prebuild.sh" leader "$PPID" "$@" >"$dir/leader.log" 2>&1 </dev/null &
+	# a whole; a background child is no group leader, so setsid (exec'd by
+	# env) does not fork and $! is the group's id.
+	# Without make test's make flags (a jobserver): the makes the builds
+	# run are not its children.
+	env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL \
+		setsid nice -n 19 "$top/test/prebuild.sh" leader "$PPID" "$@" >"$dir/leader.log" 2>&1 </dev/null &
 	echo "$!" >"$dir/pgid"
 	echo "prebuild.sh: building in the background at nice 19: $* (logs: $dir)"
 }
