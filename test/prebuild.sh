@@ -33,7 +33,7 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 export PATH=/usr/local/go/bin:$PATH
-# shellcheck source=../packaging/lib/common.sh
+# shellcheck source=packaging/lib/common.sh
 . packaging/lib/common.sh
 
 dir=${SPANK_OTEL_PREBUILD:-}
