@@ -277,12 +277,16 @@ ctest: lib headers
 	$(MAKE) -C spank test SLURM_INCLUDE=$(abspath $(BUILD)/slurm-headers/$(SLURM)/usr/include) \
 	  BUILD=$(abspath $(BUILD))/ctest-$(SLURM) REAL=$(abspath $(BUILD)/libspankotel.so)
 
+# Newest release first: under make test, a release built from source
+# (25.11) then comes last, and its build in the background (PREBUILD) has
+# had the most time.
 package-test: deps
 	packaging/third-party-test.sh
-	for v in $(PACKAGE_SLURMS); do $(MAKE) --no-print-directory package-test-one SLURM=$$v; done
+	for v in $$(printf '%s\n' $(PACKAGE_SLURMS) | tac); do $(MAKE) --no-print-directory package-test-one SLURM=$$v; done
 	packaging/include-test.sh $(lastword $(PACKAGE_SLURMS))
 
 package-test-one: deps
+	test/prebuild.sh wait slurm-source:$(SLURM)
 	$(MAKE) deb SLURM=$(SLURM)
 	packaging/deb/test.sh $(BUILD)/deb/spank-otel_$(VERSION)-1+sl$(subst .,,$(SLURM))_amd64.deb
 	$(MAKE) rpm SLURM=$(SLURM)
@@ -297,6 +301,7 @@ CLUSTER_JOBS ?= 1
 cluster-test: dockerd cli backend-deps
 	@. packaging/lib/host.sh && ensure_packages $(FUSE_PACKAGES)
 	@mkdir -p $(BUILD)
+	test/prebuild.sh wait $(PREBUILD_CLUSTER)
 	test/cluster/run.sh --jobs $(CLUSTER_JOBS) $(SLURMS)
 
 # SchedMD's regression tests (test/slurm-testsuite/run.sh) on the releases it
@@ -330,8 +335,26 @@ py-interop: dockerd backend-deps
 # Each suite in turn, stopping at the first that fails, with its time.
 # vm-test comes last: it boots the 26.05 node image cluster-test built.
 TEST_SUITES := host-test gpu-selftest unit ctest package-test cluster-test vm-test
-test: deps
-	@total=$$SECONDS; for suite in $(TEST_SUITES); do \
+# What the later suites need and takes minutes cold, built in the
+# background at nice 19 from the start of make test (test/prebuild.sh;
+# lanes side by side, the products of a lane joined by +): Slurm built from
+# source, whose headers and packages package-test needs, and the image
+# layers of the first release test/cluster/run.sh tests (the newest
+# supported one of SLURMS) and Jaeger, which cluster-test needs. Each suite waits for
+# its products (package-test-one, cluster-test), with a deadline, and fails
+# if their build did; make test stops the rest when it ends.
+SOURCE_SLURMS := $(call releases,source schedmd)
+PREBUILD_SOURCE := $(addprefix slurm-source:,$(filter $(SOURCE_SLURMS),$(PACKAGE_SLURMS)))
+FIRST_SITE := $(lastword $(filter $(SUPPORTED_RELEASES),$(SLURMS)))
+PREBUILD_CLUSTER := $(if $(FIRST_SITE),layers:$(FIRST_SITE)) jaeger
+PREBUILD := $(PREBUILD_SOURCE) $(subst $(eval) ,+,$(strip $(PREBUILD_CLUSTER)))
+# dockerd is started first, at make's own priority: one the background
+# builds started would run at nice 19, and so would every cluster node.
+test: deps dockerd
+	@export SPANK_OTEL_PREBUILD=$(abspath $(BUILD))/prebuild; \
+	trap 'test/prebuild.sh stop' EXIT; trap 'exit 130' INT; trap 'exit 143' TERM; trap 'exit 129' HUP; \
+	test/prebuild.sh start $(PREBUILD); \
+	total=$$SECONDS; for suite in $(TEST_SUITES); do \
 	  start=$$SECONDS; \
 	  if ! $(MAKE) --no-print-directory $$suite; then \
 	    echo "=== suite time: $$suite FAILED after $$((SECONDS - start)) s"; exit 1; \

@@ -56,6 +56,12 @@ verify() {
 }
 
 stamp="version=$version suite=$suite package=$package${from_source:+ source}"
+# One fetch per directory at a time: make test's background builds
+# (test/prebuild.sh) ask for the headers a suite may be compiling against,
+# and a second fetch would replace them under it. The second caller finds
+# them made (at most 1800 s of waiting: a source build takes minutes).
+exec 8>"$(dirname "$dest")/.lock-$(basename "$dest")"
+flock -w 1800 8 || die "another fetch of $dest held its lock for 1800 s"
 if [ $refresh -eq 0 ] && [ -f "$dest/.stamp" ] && [ "$(cat "$dest/.stamp")" = "$stamp" ] && [ -s "$dest/VERSION" ]; then
 	verify "$dest" >/dev/null
 	echo "$dest/usr/include"

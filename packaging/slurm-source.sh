@@ -72,6 +72,8 @@ cleanup() {
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
+# Stopped (make test's background build, test/prebuild.sh): the clean-up too.
+trap 'exit 143' TERM INT HUP
 
 note "bootstrapping Debian $suite (buildd) from $mirror to build Slurm $full"
 debootstrap --variant=buildd --keyring="$keyring" "$suite" "$root" "$mirror" >"$tmp/debootstrap.log" 2>&1 || {

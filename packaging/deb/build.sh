@@ -24,7 +24,9 @@
 #
 # Moves the package to <out>/spank-otel_<version>-<revision>+sl<NNNN>_amd64.deb
 # and prints its path; the build's log, .buildinfo and .changes stay in
-# <out>/<slurm>/. Default --out: build/deb. --version defaults to $VERSION,
+# <out>/<slurm>/. A package already there that was built from the same
+# input (<deb>.key: a hash of the staged tree, the headers and the tools) is
+# reused, not built again. Default --out: build/deb. --version defaults to $VERSION,
 # else 0.1.0. SOURCE_DATE_EPOCH, else the last commit's time, dates the
 # changelog entry, which dates every file of the package: a rebuild of the
 # same tree gives the same package. Root is not needed.
@@ -81,17 +83,39 @@ changelog=$src/debian/changelog
 } >"$changelog.new"
 mv "$changelog.new" "$changelog"
 
-# 3. dpkg-buildpackage. The make that runs this script must not hand its
-# variables (make deb BUILD=...) to the package's own make.
+# 3. dpkg-buildpackage, unless the package of this very input is there
+# already: make test builds each release's package in package-test, and the
+# cluster's image builds ask for it again (a minute of CPU each). The key
+# is everything the build reads: the staged tree with its changelog entry,
+# the headers, the toolchain and the variables it honours.
+deb=spank-otel_${debversion}_amd64.deb
 log=$work/build.log
+key=$( {
+	(cd "$src" && find . \( -type f -o -type l \) -print0 | LC_ALL=C sort -z | xargs -0 sha256sum)
+	(cd "$include/slurm" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum)
+	cat "$include/../../SOURCE" "$include/../../VERSION" 2>/dev/null || : # Built-Using
+	PATH=/usr/local/go/bin:$PATH go version 2>&1 || :
+	"${CC:-gcc}" --version 2>&1 | head -n 1 || :
+	dpkg-buildpackage --version | head -n 1
+	env | grep -E '^(GO[A-Z0-9_]*|CGO_[A-Z_]*|CC|CFLAGS|CPPFLAGS|LDFLAGS|DEB_[A-Z_]*)=' | LC_ALL=C sort || :
+} | sha256sum | cut -c1-16)
+if [ -f "$out/$deb" ] && [ "$(cat "$out/$deb.key" 2>/dev/null)" = "$key" ]; then
+	echo "reused $out/$deb, built from the same input (key $key)" >"$log"
+	note "reusing $out/$deb: built from the same source, headers and tools (key $key)"
+	echo "$out/$deb"
+	exit 0
+fi
+rm -f "$out/$deb.key"
+# The make that runs this script must not hand its variables (make deb
+# BUILD=...) to the package's own make.
 note "dpkg-buildpackage for Slurm $slurm in $src (log: $log)"
 if ! (cd "$src" && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL SLURM_INCLUDE="$include" SOURCE_DATE_EPOCH="$epoch" \
 	dpkg-buildpackage -b -d -us -uc) >"$log" 2>&1; then
 	tail -n 40 "$log" >&2
 	die "dpkg-buildpackage failed; the whole log is $log"
 fi
-deb=spank-otel_${debversion}_amd64.deb
 [ -f "$work/$deb" ] || die "dpkg-buildpackage wrote no $work/$deb (see $log)"
 mv "$work/$deb" "$out/$deb"
+echo "$key" >"$out/$deb.key"
 note "built $out/$deb"
 echo "$out/$deb"

@@ -34,17 +34,25 @@ ensure_packages() {
 	[ ${#want[@]} -gt 0 ] || return 0
 	[ "$(id -u)" = 0 ] || die "missing host packages: ${want[*]}; install them as root (apt-get install ${want[*]})"
 	note "installing host packages: ${want[*]}"
+	mkdir -p "$(dirname "$(host_ledger)")"
 	before=$(installed_packages)
 	{
 		if ! compgen -G '/var/lib/apt/lists/*_Packages*' >/dev/null ||
-			! DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${want[@]}"; then
-			apt-get update -q || die "apt-get update failed"
-			DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${want[@]}" ||
+			! apt_locked apt-get install -y -q --no-install-recommends "${want[@]}"; then
+			apt_locked apt-get update -q || die "apt-get update failed"
+			apt_locked apt-get install -y -q --no-install-recommends "${want[@]}" ||
 				die "apt-get install ${want[*]} failed"
 		fi
 	} >&2
-	mkdir -p "$(dirname "$(host_ledger)")"
 	LC_ALL=C comm -13 <(echo "$before") <(installed_packages) >>"$(host_ledger)"
+}
+
+# apt_locked CMD... runs CMD, an apt-get, when no other apt_locked runs
+# (waiting at most 900 s): apt-get fails at once on a dpkg lock another
+# holds, and make test's background builds (test/prebuild.sh) install
+# beside its suites. -o: what CMD starts does not hold the lock.
+apt_locked() {
+	DEBIAN_FRONTEND=noninteractive flock -w 900 -o "$(dirname "$(host_ledger)")/.lock-apt" "$@"
 }
 
 # installed_packages prints the names of the host's installed Debian

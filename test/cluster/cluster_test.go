@@ -24,6 +24,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -47,29 +48,96 @@ func repoRoot(t testing.TB) string {
 	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
 }
 
-// clusterCmd runs `cluster exec` with argv and returns stdout, stderr and
-// the command's error.
+// clusterCmd runs argv on node (the controller when empty) as `cluster
+// exec` would, as root or alice, and returns stdout, stderr and the
+// command's error.
 func clusterCmd(t testing.TB, node string, root bool, stdin io.Reader, argv ...string) (string, string, error) {
 	t.Helper()
 	return clusterExec(node, root, stdin, argv...)
 }
 
-// clusterExec is clusterCmd where there is no test (TestMain).
+// clusterExec is clusterCmd where there is no test (TestMain). It runs
+// docker exec on the node's container itself: through `cluster exec`,
+// which starts bash and sources its libraries first, every command cost
+// a quarter of a second more, and the fault matrix runs hundreds.
 func clusterExec(node string, root bool, stdin io.Reader, argv ...string) (string, string, error) {
-	args := []string{"exec", "--slurm", *slurmVersion, "--profile", *profile}
-	if node != "" {
-		args = append(args, "--node", node)
+	if node == "" {
+		node = "slurmctld"
 	}
+	name, err := containerOf(node)
+	if err != nil {
+		return "", "", err
+	}
+	// The user and directory `cluster exec` gives.
+	args := []string{"exec", "-i", "--user", "alice", "--workdir", "/home/alice"}
 	if root {
-		args = append(args, "--root")
+		args = []string{"exec", "-i", "--user", "root", "--workdir", "/root"}
 	}
-	args = append(args, "--")
-	args = append(args, argv...)
-	cmd := exec.Command(filepath.Join(repoRoot(nil), "test", "slurm-docker", "cluster"), args...)
+	args = append(append(args, name), argv...)
+	cmd := exec.Command("docker", args...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr, cmd.Stdin = &stdout, &stderr, stdin
-	err := cmd.Run()
+	err = cmd.Run()
 	return stdout.String(), stderr.String(), err
+}
+
+// containers maps each node to its container, as the cluster script names
+// them (`cluster containers`: the release and SPANK_OTEL_INSTANCE), read
+// once.
+var containers struct {
+	once  sync.Once
+	names map[string]string
+	err   error
+}
+
+// containerOf is the name of node's container.
+func containerOf(node string) (string, error) {
+	containers.once.Do(func() {
+		cmd := exec.Command(filepath.Join(repoRoot(nil), "test", "slurm-docker", "cluster"),
+			"containers", "--slurm", *slurmVersion, "--profile", *profile)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			containers.err = fmt.Errorf("cluster containers: %v: %s", err, stderr.String())
+			return
+		}
+		containers.names = map[string]string{}
+		for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+			if n, c, ok := strings.Cut(line, " "); ok {
+				containers.names[n] = c
+			}
+		}
+	})
+	if containers.err != nil {
+		return "", containers.err
+	}
+	name, ok := containers.names[node]
+	if !ok {
+		return "", fmt.Errorf("no node %q in the cluster (cluster containers: %v)", node, containers.names)
+	}
+	return name, nil
+}
+
+// nodeOutput is what a script printed on one node, and how it ended.
+type nodeOutput struct {
+	node, out, errOut string
+	err               error
+}
+
+// onNodes runs a bash script on every node given at once, as root or as
+// alice, and returns each node's output in the order of nodes.
+func onNodes(root bool, script string, nodes ...string) []nodeOutput {
+	outs := make([]nodeOutput, len(nodes))
+	var wg sync.WaitGroup
+	for i, node := range nodes {
+		wg.Go(func() {
+			out, errOut, err := clusterExec(node, root, nil, "bash", "-c", script)
+			outs[i] = nodeOutput{node, out, errOut, err}
+		})
+	}
+	wg.Wait()
+	return outs
 }
 
 // alice runs a bash script as alice on the controller and fails the test
@@ -83,12 +151,12 @@ func alice(t testing.TB, script string) string {
 	return out
 }
 
-// asRoot runs a bash script as root on every node given.
+// asRoot runs a bash script as root on every node given, at once.
 func asRoot(t testing.TB, script string, nodes ...string) {
 	t.Helper()
-	for _, node := range nodes {
-		if out, errOut, err := clusterCmd(t, node, true, nil, "bash", "-c", script); err != nil {
-			t.Fatalf("root script on %s failed: %v\n%s\n%s\n%s", node, err, script, out, errOut)
+	for _, o := range onNodes(true, script, nodes...) {
+		if o.err != nil {
+			t.Fatalf("root script on %s failed: %v\n%s\n%s\n%s", o.node, o.err, script, o.out, o.errOut)
 		}
 	}
 }
@@ -339,13 +407,61 @@ var basicTests = []string{
 	"TestHelperPlacement",
 }
 
+// releaseIndependent are the site tests that check nothing a Slurm
+// release changes: what the plugin wrote, read by other programs (SDKs,
+// Jaeger, the demo), the same bytes on every release. They run on the
+// newest supported release (packaging/releases.tsv), the first site suite
+// of make test, and not on the other site releases, unless -run names
+// tests. Every test that touches Slurm's behaviour (jobs, steps, options,
+// cgroups, GPUs, pyxis, OOM, signals, the TaskProlog, job names) runs on
+// every site release. TestMain prints what it leaves out, and why.
+var releaseIndependent = []struct{ test, why string }{
+	{"TestMalformedCarrierIsRepaired", "the library's parse and repair of an inherited carrier (SPEC 5); Slurm only hands the variable over"},
+	{"TestRealSDKInTask", "the OpenTelemetry Go SDK reading the carrier the plugin wrote"},
+	{"TestSpansInJaeger", "the probes' SDKs sending the carrier's attributes to Jaeger"},
+	{"TestDemo", "make demo's script and Jaeger's UI rendered in Chromium"},
+}
+
+// newestSupported is the release the release-independent tests run on:
+// packaging/releases.tsv's newest supported one (common.sh's slurm_default).
+func newestSupported() (string, error) {
+	cmd := exec.Command("bash", "-c", ". packaging/lib/common.sh && slurm_default")
+	cmd.Dir = repoRoot(nil)
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("packaging/lib/common.sh slurm_default: %v", err)
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// pickTests sets -test.run or -test.skip to what the profile and the
+// release run, unless the command line named tests, and prints what it
+// leaves out.
+func pickTests() error {
+	run, skip := flag.Lookup("test.run"), flag.Lookup("test.skip")
+	if run.Value.String() != "" {
+		return nil
+	}
+	if *profile == "basic" {
+		return run.Value.Set("^(" + strings.Join(basicTests, "|") + ")$")
+	}
+	newest, err := newestSupported()
+	if err != nil || newest == *slurmVersion || skip.Value.String() != "" {
+		return err
+	}
+	var names []string
+	for _, ri := range releaseIndependent {
+		names = append(names, ri.test)
+		fmt.Printf("=== release %s: not run here, release-independent (run on %s): %s: %s\n", *slurmVersion, newest, ri.test, ri.why)
+	}
+	return skip.Value.Set("^(" + strings.Join(names, "|") + ")$")
+}
+
 func TestMain(m *testing.M) {
 	flag.Parse()
-	if run := flag.Lookup("test.run"); *profile == "basic" && run.Value.String() == "" {
-		if err := run.Value.Set("^(" + strings.Join(basicTests, "|") + ")$"); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(2)
-		}
+	if err := pickTests(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
 	}
 	code := m.Run()
 	if !noHelperLeft() {

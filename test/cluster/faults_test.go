@@ -45,18 +45,15 @@ func logMark(t testing.TB) map[string]bool {
 
 func pluginLogLines(t testing.TB) []string {
 	t.Helper()
-	out, errOut, err := clusterCmd(t, "", true, nil, "bash", "-c",
-		"cat /var/log/slurm/*.log 2>/dev/null | grep -a 'spank-otel:' || true")
-	if err != nil {
-		t.Fatalf("reading logs: %v %s", err, errOut)
-	}
-	// The controller sees only its own log; the nodes' logs are read there.
+	// The controller sees only its own log; the nodes' logs are read there,
+	// all at once.
 	var lines []string
-	lines = append(lines, strings.Split(out, "\n")...)
-	for _, node := range strings.Fields(computeNodes) {
-		out, _, _ := clusterCmd(t, node, true, nil, "bash", "-c",
-			"cat /var/log/slurm/*.log 2>/dev/null | grep -a 'spank-otel:' || true")
-		lines = append(lines, strings.Split(out, "\n")...)
+	for _, o := range onNodes(true, "cat /var/log/slurm/*.log 2>/dev/null | grep -a 'spank-otel:' || true",
+		append([]string{"slurmctld"}, strings.Fields(computeNodes)...)...) {
+		if o.err != nil {
+			t.Fatalf("reading the logs of %s: %v %s", o.node, o.err, o.errOut)
+		}
+		lines = append(lines, strings.Split(o.out, "\n")...)
 	}
 	var kept []string
 	for _, l := range lines {

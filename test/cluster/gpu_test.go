@@ -409,12 +409,11 @@ func checkFilesFromStep(t *testing.T, tasks []task) {
 		}
 	}
 	var lines []string
-	for _, node := range []string{"c1", "c2", "c3"} {
-		out, _, err := clusterCmd(t, node, true, nil, "bash", "-c", "grep -a 'gpu search:' /var/log/slurm/slurmd.log || true")
-		if err != nil {
-			t.Fatalf("%s: reading slurmd.log: %v", node, err)
+	for _, o := range onNodes(true, "grep -a 'gpu search:' /var/log/slurm/slurmd.log || true", "c1", "c2", "c3") {
+		if o.err != nil {
+			t.Fatalf("%s: reading slurmd.log: %v", o.node, o.err)
 		}
-		for _, l := range strings.Split(out, "\n") {
+		for _, l := range strings.Split(o.out, "\n") {
 			m := searchLine.FindStringSubmatch(l)
 			if m == nil || !jobs[m[1]] {
 				continue

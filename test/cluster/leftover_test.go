@@ -20,19 +20,18 @@ const helperScan = `for p in $(pgrep -x spank-otel); do
 		"$(tr '\n' ';' </proc/$p/cgroup 2>/dev/null)" "$(tr '\0' ' ' </proc/$p/cmdline 2>/dev/null)"
 done`
 
-// helpersOn is the helperScan of every compute node, by node; a node that
-// cannot be read shows the error.
+// helpersOn is the helperScan of every compute node, by node, all read at
+// once; a node that cannot be read shows the error.
 func helpersOn() map[string][]string {
 	found := map[string][]string{}
-	for _, node := range strings.Fields(computeNodes) {
-		out, errOut, err := clusterExec(node, true, nil, "bash", "-c", helperScan)
-		if err != nil {
-			found[node] = append(found[node], fmt.Sprintf("cannot list processes: %v %s", err, errOut))
+	for _, o := range onNodes(true, helperScan, strings.Fields(computeNodes)...) {
+		if o.err != nil {
+			found[o.node] = append(found[o.node], fmt.Sprintf("cannot list processes: %v %s", o.err, o.errOut))
 			continue
 		}
-		for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		for _, l := range strings.Split(strings.TrimSpace(o.out), "\n") {
 			if l != "" {
-				found[node] = append(found[node], l)
+				found[o.node] = append(found[o.node], l)
 			}
 		}
 	}

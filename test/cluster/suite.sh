@@ -57,7 +57,8 @@ up=$((SECONDS - started))
 echo "up $up" >>"$result"
 say "cluster up in $up s"
 
-# The tests choose what the profile runs (cluster_test.go: basicTests). Each
+# The tests choose what the profile and the release run (cluster_test.go:
+# basicTests, releaseIndependent, printed as "=== release" lines). Each
 # top-level test's result goes to the terminal, the rest to the log. The
 # timeout only guards against a hang: a site suite takes 17 to 19 minutes
 # alone and, beside another on two loaded cores, went past 30.
@@ -66,7 +67,7 @@ go test -count=1 -timeout 60m -tags cluster ./test/cluster/ -slurm "$ver" -profi
 gotest=$!
 # tail follows the log while go test writes it, and ends with it.
 tail -n +1 -f --pid="$gotest" "$test_log" 2>/dev/null |
-	grep --line-buffered -E '^(--- (PASS|FAIL|SKIP)|FAIL|ok|panic:)' | sed -u "s/^/[$ver] /" || :
+	grep --line-buffered -E '^(--- (PASS|FAIL|SKIP)|=== release|FAIL|ok|panic:)' | sed -u "s/^/[$ver] /" || :
 if ! wait "$gotest"; then
 	# The failed tests by name, and go test's own timeout with the test it
 	# stopped in.

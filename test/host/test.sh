@@ -290,4 +290,39 @@ check "the testsuite gate fails a test that passes only without spank-otel" gate
 check "the testsuite gate fails a test that fails in both modes and is not known" gate 1 failed failed
 check "the testsuite gate fails a test skipped in both modes and not known" gate 1 skipped skipped
 
+# --- make test's background builds (test/prebuild.sh) -----------------------
+
+# prebuild_wait STATE WANT: prebuild.sh wait on a product whose background
+# build failed, ended without a result or runs past the deadline (a
+# process group that outlives it) fails, and says WANT.
+prebuild_wait() {
+	local dir=$host/prebuild-$1 want=$2 out rc=0 group=''
+	mkdir -p "$dir"
+	: >"$dir/layers-26.05.queued"
+	case $1 in
+	failed)
+		echo "debootstrap: no route" >"$dir/layers-26.05.log"
+		echo 1 >"$dir/layers-26.05.rc"
+		;;
+	late)
+		# A group of its own: not a group leader here, setsid does not fork.
+		setsid sleep 60 &
+		group=$!
+		echo "$group" >"$dir/pgid"
+		;;
+	esac
+	out=$(SPANK_OTEL_PREBUILD=$dir SPANK_OTEL_PREBUILD_TIMEOUT=2 "$repo/test/prebuild.sh" wait layers:26.05 2>&1) || rc=$?
+	[ -z "$group" ] || kill "$group"
+	[ "$rc" -ne 0 ] || { echo "wait passed: $out"; return 1; }
+	expect_contains "$out" "$want"
+}
+check "prebuild.sh wait fails when the background build failed, with its log" prebuild_wait failed \
+	'debootstrap: no route'
+check "prebuild.sh wait fails when the background build ended without a result" prebuild_wait gone \
+	'the background build of layers:26.05 ended without a result'
+check "prebuild.sh wait fails at its deadline" prebuild_wait late \
+	'the background build of layers:26.05 did not end within 2 s'
+check "prebuild.sh wait returns at once for what was not built in the background" \
+	env SPANK_OTEL_PREBUILD="$host/prebuild-none" "$repo/test/prebuild.sh" wait slurm-source:25.11 jaeger
+
 finish

@@ -25,6 +25,8 @@ if [[ ! -x $dir/jaeger || ! -f $dir/ui/index.html ]]; then
 	echo "build.sh: building Jaeger into $dir (a cold build takes minutes)" >&2
 	tmp=$(mktemp -d "$cache/jaeger-build.XXXXXX")
 	trap 'rm -rf "$tmp"' EXIT
+	# Stopped (make test's background build, test/prebuild.sh): the clean-up too.
+	trap 'exit 143' TERM INT HUP
 	start=$SECONDS
 	(
 		cd "$here"
@@ -36,7 +38,7 @@ if [[ ! -x $dir/jaeger || ! -f $dir/ui/index.html ]]; then
 	rm -rf "$dir"
 	mv "$tmp" "$dir"
 	chmod 0755 "$dir"
-	trap - EXIT
+	trap - EXIT TERM INT HUP
 fi
 mkdir -p "$out"
 rm -rf "$out/ui"

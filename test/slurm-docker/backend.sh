@@ -30,6 +30,7 @@ ensure_nodejs_layer() {
 		apt-get clean
 		rm -rf /var/lib/apt/lists/*
 		echo "nodejs $(node --version)"')
+	build_cids+=("$cid")
 	if ! docker start -a "$cid" 2>&1 | sed -u 's/^/  [nodejs layer] /' >&2 ||
 		[[ $(docker inspect -f '{{.State.ExitCode}}' "$cid") != 0 ]]; then
 		docker rm -f "$cid" >/dev/null

@@ -129,6 +129,7 @@ commit_layer() {
 	local from=$1 image=$2 name=$3 label=$4 staging=$5 script=$6 cid
 	chmod -R a+rX "$staging"
 	cid=$(docker create --entrypoint /bin/sh "$from" "/tmp/spank-otel-layer/$script")
+	build_cids+=("$cid")
 	if ! docker cp "$staging" "$cid:/tmp/spank-otel-layer" ||
 		! docker start -a "$cid" 2>&1 | sed -u "s/^/  [$name] /" >&2 ||
 		[[ $(docker inspect -f '{{.State.ExitCode}}' "$cid") != 0 ]]; then
