@@ -336,7 +336,7 @@ var basicTests = []string{
 	"TestRankOption",
 	"TestTaskProcessUntouched",
 	"TestContainerPlugin",
-	"TestHelperPlacement",
+	"TestStepHelperPlacement",
 }
 
 func TestMain(m *testing.M) {
