@@ -59,7 +59,7 @@ exec env -0'`
 // stepHelperScan is what a node's spank-otel processes look like from
 // outside, read as root: "KEY value" lines, a "--" line after each
 // process, then slurmd's cgroups and CPUs.
-const stepHelperScan = `field() { sed -n "s/^$2:[[:space:]]*//p" /proc/$1/status | tr -s "[:space:]" " "; }
+const stepHelperScan = `field() { awk -v k="$2:" '$1 == k { $1 = ""; sub(/^ /, ""); print }' "/proc/$1/status"; }
 for p in $(pgrep -x spank-otel); do
 	pp=$(field $p PPid)
 	echo "pid $p"
@@ -218,10 +218,13 @@ echo "job %[1]s still listed after 120 s" >&2; exit 1`, name))
 		// parent in the job's cgroup before init_post_opt.
 		helperCG, slurmdCG := cgroupLines(h["cgroup"]), cgroupLines(s.node["slurmd.cgroup"])
 		if *profile == "site" {
+			// The task sees its path from its cgroup namespace, rooted
+			// at the node's (slurmd's) cgroup; the scan sees the whole.
 			jobFreezer, _, _ := strings.Cut(freezerOf(tk.env["TASK_CGROUP"]), "/step_")
-			if !strings.HasSuffix(jobFreezer, "/job_"+tk.env["SLURM_JOB_ID"]) || freezerOf(h["cgroup"]) != jobFreezer {
-				t.Errorf("%s: the helper's freezer cgroup is %q, want the job's %q (the task's is %q)",
-					node, freezerOf(h["cgroup"]), jobFreezer, freezerOf(tk.env["TASK_CGROUP"]))
+			if fz := freezerOf(h["cgroup"]); !strings.HasSuffix(jobFreezer, "/job_"+tk.env["SLURM_JOB_ID"]) ||
+				!strings.HasSuffix(fz, jobFreezer) || !strings.HasPrefix(fz, freezerOf(s.node["slurmd.cgroup"])+"/") {
+				t.Errorf("%s: the helper's freezer cgroup is %q, want the job's %q under slurmd's %q (the task's is %q)",
+					node, fz, jobFreezer, freezerOf(s.node["slurmd.cgroup"]), freezerOf(tk.env["TASK_CGROUP"]))
 			}
 			helperCG = slices.DeleteFunc(helperCG, func(l string) bool { return strings.Contains(l, ":freezer:") })
 			slurmdCG = slices.DeleteFunc(slurmdCG, func(l string) bool { return strings.Contains(l, ":freezer:") })

@@ -31,7 +31,8 @@ used() {
 }
 mkdir -p "$out"
 export job
-export -f report
+# For task 0, run through sh, which drops exported bash functions.
+{ declare -f report; echo report; } >"$out/report.sh"
 limit=$(($(cat "$job/memory.max") / 1048576))
 for c in "$@"; do
 	IFS=: read -r name room <<<"$c"
@@ -42,16 +43,18 @@ for c in "$@"; do
 	holder=$!
 	while [ ! -e "$out/held" ]; do sleep 0.1; done
 	echo "limit $limit MiB, held $hold MiB, in use $(used) MiB: room $((limit - $(used))) MiB" >"$o.room"
-	export o
+	export out o holder
+	# Each task's first act, once spank-otel is done with it, ends the
+	# holder: what the tasks then need is theirs, not the plugin's.
 	# shellcheck disable=SC2086 # opt is one option or none
-	srun $opt -n8 -O bash -c 'printf "%s\n" "JOB=$SLURM_JOB_ID" "STEP=$SLURM_STEP_ID" "TASK=$SLURM_PROCID" \
+	srun $opt -n8 -O sh -c 'kill "$holder" 2>/dev/null; exec bash -c "$0"' 'printf "%s\n" "JOB=$SLURM_JOB_ID" "STEP=$SLURM_STEP_ID" "TASK=$SLURM_PROCID" \
 			"NTASKS=$SLURM_STEP_NUM_TASKS" "OTEL=${OTEL_RESOURCE_ATTRIBUTES:-}" >"$o.task.$SLURM_PROCID"
 		if [ "$SLURM_PROCID" = 0 ]; then
 			for i in $(seq 600); do [ "$(ls "$o".task.* | wc -l)" -ge 8 ] && break; sleep 0.1; done
-			report >"$o.cgroups.step"
+			bash "$out/report.sh" >"$o.cgroups.step"
 		fi' 2>"$o.srun.err"
 	echo $? >"$o.rc"
 	report >"$o.cgroups.job"
-	kill "$holder"
+	kill "$holder" 2>/dev/null
 	wait "$holder" 2>/dev/null
 done
