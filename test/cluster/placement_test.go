@@ -232,6 +232,10 @@ echo "job %[1]s still listed after 120 s" >&2; exit 1`, name))
 		if !slices.Equal(helperCG, slurmdCG) {
 			t.Errorf("%s: the helper's cgroups are not slurmd's:\nhelper %v\nslurmd %v", node, helperCG, slurmdCG)
 		}
+		// Nothing moved the step parent since: still the helper's.
+		if a, b := cgroupLines(h["cgroup"]), cgroupLines(h["parent.cgroup"]); !slices.Equal(a, b) {
+			t.Errorf("%s: the helper's cgroups are not its step parent's:\nhelper %v\nparent %v", node, a, b)
+		}
 	}
 }
 
