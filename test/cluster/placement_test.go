@@ -132,7 +132,9 @@ func freezerOf(cg string) string {
 // slurmd's CPUs; in slurmd's cgroups, as the step parent was when it
 // started the helper (init_post_opt), but on cgroup v1 (site profile) the
 // job's freezer cgroup, where proctrack/cgroup puts the step parent, so
-// that a suspended job's helper is frozen with it. TestStepHelperMode
+// that a suspended job's helper is frozen with it. Where the step parent
+// is by the time its tasks run differs (25.11 moves it into the step's
+// cpuset, memory and devices cgroups, 26.05 does not): the test logs it. TestStepHelperMode
 // covers what the tasks get from it, TestCancelledStepLeavesNoHelper its
 // end with a cancelled step.
 func TestStepHelperPlacement(t *testing.T) {
@@ -231,10 +233,6 @@ echo "job %[1]s still listed after 120 s" >&2; exit 1`, name))
 		}
 		if !slices.Equal(helperCG, slurmdCG) {
 			t.Errorf("%s: the helper's cgroups are not slurmd's:\nhelper %v\nslurmd %v", node, helperCG, slurmdCG)
-		}
-		// Nothing moved the step parent since: still the helper's.
-		if a, b := cgroupLines(h["cgroup"]), cgroupLines(h["parent.cgroup"]); !slices.Equal(a, b) {
-			t.Errorf("%s: the helper's cgroups are not its step parent's:\nhelper %v\nparent %v", node, a, b)
 		}
 	}
 }
