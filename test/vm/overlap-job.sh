@@ -56,5 +56,5 @@ for c in "$@"; do
 	echo $? >"$o.rc"
 	report >"$o.cgroups.job"
 	kill "$holder" 2>/dev/null
-	wait "$holder" 2>/dev/null
+	wait "$holder" 2>/dev/null || true
 done
