@@ -48,12 +48,12 @@ func cgroupLines(s string) []string {
 	return lines
 }
 
-// stepTaskReport is the task command of TestStepHelperPlacement: who the
-// task is, where it runs and its parent (the step parent), before it
-// prints its environment.
+// stepTaskReport is the task command of TestStepHelperPlacement: the
+// task's ids, cgroups and parent (the step parent), before it prints its
+// environment.
 const stepTaskReport = `bash -c 'export TASK_CGROUP="$(tr "\n" ";" </proc/self/cgroup)"
 export TASK_PPID=$PPID
-for k in Uid Gid Groups Cpus_allowed_list; do export TASK_$k="$(sed -n "s/^$k:[[:space:]]*//p" /proc/self/status | tr -s "[:space:]" " ")"; done
+for k in Uid Gid Groups; do export TASK_$k="$(sed -n "s/^$k:[[:space:]]*//p" /proc/self/status | tr -s "[:space:]" " ")"; done
 exec env -0'`
 
 // stepHelperScan is what a node's spank-otel processes look like from
@@ -134,9 +134,9 @@ func freezerOf(cg string) string {
 // job's freezer cgroup, where proctrack/cgroup puts the step parent, so
 // that a suspended job's helper is frozen with it. Where the step parent
 // is by the time its tasks run differs (25.11 moves it into the step's
-// cpuset, memory and devices cgroups, 26.05 does not): the test logs it. TestStepHelperMode
-// covers what the tasks get from it, TestCancelledStepLeavesNoHelper its
-// end with a cancelled step.
+// cpuset, memory and devices cgroups, 26.05 does not): the test logs it.
+// TestStepHelperMode covers what the tasks get from the helper,
+// TestCancelledStepLeavesNoHelper its end with a cancelled step.
 func TestStepHelperPlacement(t *testing.T) {
 	if left := waitNoHelper(10 * time.Second); len(left) > 0 {
 		t.Fatalf("helpers running before the test: %v", left)

@@ -275,8 +275,8 @@ check_pagecache() {
 # The cases of the overlap check, NAME:ROOM (overlap-job.sh): room for the
 # step's helper, and room that Slurm's own start of the step takes down
 # to under the 12 MiB the helper needs (spank/membound.h) by its first
-# request: the step's slurmstepd and its 8 task children had used 8.4 to
-# 10.4 MiB of it then, in four steps. Not less: with 9 and with 14 MiB
+# request: the step's slurmstepd and its 8 task children had used 8.5 to
+# 12.1 MiB of it then, in eight steps. Not less: with 9 and with 14 MiB
 # left they went on to get the job's memory holder OOM-killed (the
 # helper, refused, had loaded nothing), more than the plugin could help.
 overlap_cases="written:40 refused:18"
