@@ -121,7 +121,7 @@ probe: $(BUILD)/spank-otel-probe
 $(BUILD)/spank-otel-probe: $(C_SOURCES)
 	$(MAKE) -C spank probe DEFAULT_LIB=$(DEFAULT_LIB) PROBE_OUT=$(abspath $@)
 
-# The step's helper (helper=step): an executable installed beside the
+# The step's helper: an executable installed beside the
 # library, which lib= names, so that the process that loads the library is
 # a fresh image (spank/stephelper_main.c).
 stephelper: $(BUILD)/spank-otel-helper
@@ -273,7 +273,7 @@ unit:
 # into a build directory of that release's own (make notices no header change
 # from another release: their files are older than the objects).
 ctest: lib headers
-	@. packaging/lib/host.sh && ensure_packages $(FUSE_PACKAGES) strace
+	@. packaging/lib/host.sh && ensure_packages $(FUSE_PACKAGES)
 	$(MAKE) -C spank test SLURM_INCLUDE=$(abspath $(BUILD)/slurm-headers/$(SLURM)/usr/include) \
 	  BUILD=$(abspath $(BUILD))/ctest-$(SLURM) REAL=$(abspath $(BUILD)/libspankotel.so)
 

@@ -3,7 +3,7 @@
 # bench compares it with, which must be linked the same way to be a fair
 # reference).
 #
-# -s -w keep the file small: every task's helper maps it.
+# -s -w keep the file small: every step's helper maps it.
 #
 # The loader applies about 4,900 relative relocations to the library in
 # every helper. Packed (DT_RELR, glibc 2.36 and later) their table is 2 KB

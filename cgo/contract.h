@@ -111,8 +111,8 @@ struct so_task_request {
  * The node's files the library's GPU search reads (the driver's GPU
  * directory and files, the device nodes, gres.conf, cgroup.conf,
  * fake_gpus.conf), read once per step by the step parent, as the job's
- * user, and inherited by every task's helper: a task then makes no system
- * call for them. A sequence of records, each
+ * user, inherited by every task child and sent with its request to the
+ * step's helper: the library then makes no system call for them. A sequence of records, each
  *
  *   kind (1 byte) | absolute name, NUL-terminated | length (uint32, native
  *   byte order, unaligned) | length bytes of data

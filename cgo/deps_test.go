@@ -137,7 +137,7 @@ func importChain(imports map[string][]string, root, pkg string) []string {
 var allowedInits = []string{"main.init.0", "main.init.1"}
 
 // TestTaskPathInit fails when a package of this module needs code run at
-// start, such as a table built by a function: each task's helper would run
+// start, such as a table built by a function: each step's helper would run
 // it. It builds the library and reads its symbols: the compiler names a
 // package initialiser pkg.init, or pkg.init.N for an init function.
 func TestTaskPathInit(t *testing.T) {
@@ -161,7 +161,7 @@ func TestTaskPathInit(t *testing.T) {
 	}
 	for _, name := range inits {
 		if !slices.Contains(allowedInits, name) {
-			t.Errorf("the library runs %s at start in every task's helper", name)
+			t.Errorf("the library runs %s at start in every step's helper", name)
 		}
 	}
 }

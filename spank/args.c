@@ -105,15 +105,21 @@ static void set_timeout(struct so_args *a, const char *val,
 	a->timeout_ms = (int)v;
 }
 
-static void set_helper(struct so_args *a, const char *val,
-		       const struct so_logger *lg)
+/* helper=task chose the task's helper, which is gone: a plugstack.conf
+ * that still says so keeps working, and the log says the argument can
+ * go. helper=step is what always happens. */
+static void set_helper(const char *val, const struct so_logger *lg)
 {
-	if (!strcmp(val, "step") || !strcmp(val, "task")) {
-		a->step_helper = val[0] == 's';
+	if (!strcmp(val, "step"))
+		return;
+	if (!strcmp(val, "task")) {
+		so_logf(lg, SO_LOG_INFO, "helper=task: the task's helper was "
+			"removed; the step's helper serves every task (the "
+			"argument can go)");
 		return;
 	}
-	so_logf(lg, SO_LOG_ERROR, "helper=%s: expected step or task; using step", val);
-	a->step_helper = 1;
+	so_logf(lg, SO_LOG_ERROR, "helper=%s: ignored (the step's helper serves "
+		"every task)", val);
 }
 
 void so_args_step_helper_path(const struct so_args *a, char *buf, size_t len)
@@ -131,7 +137,6 @@ void so_args_parse(struct so_args *a, const char *default_lib, int ac,
 
 	memset(a, 0, sizeof(*a));
 	a->default_on = 1;
-	a->step_helper = 1;
 	a->timeout_ms = SO_DEFAULT_TIMEOUT_MS;
 	set_lib(a, default_lib, lg);
 	for (i = 0; i < ac; i++) {
@@ -150,12 +155,12 @@ void so_args_parse(struct so_args *a, const char *default_lib, int ac,
 		else if (!strncmp(arg, "timeout=", 8))
 			set_timeout(a, arg + 8, lg);
 		else if (!strncmp(arg, "helper=", 7))
-			set_helper(a, arg + 7, lg);
+			set_helper(arg + 7, lg);
 		else
 			so_logf(lg, SO_LOG_INFO,
 				"ignoring unknown plugstack.conf argument \"%s\" "
 				"(known: lib=, exclude=, default=, rank=, max_env=, "
-				"timeout=, helper=)",
+				"timeout=)",
 				arg);
 	}
 }

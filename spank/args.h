@@ -2,9 +2,11 @@
  * args.h - the plugin's arguments from plugstack.conf, e.g.
  *
  *   optional spank_otel.so lib=/usr/lib/.../libspankotel.so exclude=a,b \
- *            default=on rank=off max_env=2097152 timeout=2000 helper=step
+ *            default=on rank=off max_env=2097152 timeout=2000
  *
  * A bad argument is logged and ignored; it never makes a callback fail.
+ * helper= is accepted for the plugstack.conf lines that chose between the
+ * step's helper and the task's (removed): the step's serves every task.
  */
 #ifndef SPANK_OTEL_ARGS_H
 #define SPANK_OTEL_ARGS_H
@@ -22,10 +24,6 @@ struct so_args {
 	int rank_on;        /* 1 with rank=on: write the rank keys */
 	long max_env;       /* execve() budget override in bytes, 0 = compute */
 	int timeout_ms;     /* how long a task waits for the helper process */
-	/* helper=step (the default): one helper per step on a node,
-	 * spank-otel-helper beside lib= (stephelper.h); helper=task: one per
-	 * task, forked from the task child (helper.h). */
-	int step_helper;
 };
 
 /* The default of timeout=. The helper answers in about 5 ms on an idle

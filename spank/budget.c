@@ -10,8 +10,7 @@
 
 #include "budget.h"
 
-/* The value of name in env, or NULL. */
-static const char *env_value(char **env, const char *name)
+const char *so_env_value(char **env, const char *name)
 {
 	size_t len = strlen(name);
 
@@ -26,7 +25,7 @@ void so_exec_inputs(struct so_task_request *req, char **env, int argc,
 {
 	struct rlimit r;
 	uint64_t stack = UINT64_MAX;
-	const char *v = env_value(env, "SLURM_RLIMIT_STACK");
+	const char *v = so_env_value(env, "SLURM_RLIMIT_STACK");
 	int i;
 
 	if (getrlimit(RLIMIT_STACK, &r) == 0 && r.rlim_cur != RLIM_INFINITY)

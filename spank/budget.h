@@ -12,6 +12,10 @@
 
 #include "../cgo/contract.h"
 
+/* The value of name in env (NULL-terminated "NAME=value" entries), or
+ * NULL. */
+const char *so_env_value(char **env, const char *name);
+
 /* Fills the budget's inputs of req (stack_limit, argv_count, argv_bytes)
  * for a task whose final environment is env and whose execve gets the
  * argc strings of argv. The stack limit is the smaller of this process's

@@ -84,17 +84,6 @@ int so_cgroups_read(const char *file, struct so_cgroups *out)
 	return 0;
 }
 
-int so_cgroups_read_fd(int fd, struct so_cgroups *out)
-{
-	static char buf[16384];
-
-	out->n = 0;
-	if (read_small_fd(fd, buf, sizeof(buf)) < 0)
-		return -1;
-	parse_cgroups(buf, out);
-	return 0;
-}
-
 /* Is name one of the comma-separated words of list? */
 static int has_word(const char *list, const char *name)
 {
@@ -303,101 +292,4 @@ int so_cgroup_locate(const struct so_cgroup_files *f, const struct so_cgroup *cg
 	    lists(dir, pid))
 		return 0;
 	return -1;
-}
-
-/* Sets the effective uid, leaving the real and saved ones. */
-static int set_euid(uid_t uid)
-{
-	return (int)syscall(SYS_setresuid, (uid_t)-1, uid, (uid_t)-1);
-}
-
-/* Writes "0" (the writer itself) into dir/cgroup.procs: with the
- * caller's rights when the file is root's, else with user as the effective
- * uid (when user is not (uid_t)-1 and the caller is root). cgroupfs gives
- * a new cgroup's files to whoever made it, so a root-owned cgroup.procs
- * is one root (Slurm) made, even where Slurm 22.05 gave the directory to
- * the job's user; one the user made is joined only as the user could.
- * The file is opened with the rights chosen and its owner checked again
- * on the open file, so that it cannot be swapped in between. */
-static int enter(const char *dir, uid_t user)
-{
-	struct stat st;
-	int dfd, fd = -1, rc = -1, as_user, rootless, saved;
-
-	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (dfd < 0)
-		return -1;
-	if (fstatat(dfd, "cgroup.procs", &st, AT_SYMLINK_NOFOLLOW) != 0) {
-		saved = errno;
-		close(dfd);
-		errno = saved;
-		return -1;
-	}
-	rootless = st.st_uid != 0;
-	as_user = user != (uid_t)-1 && geteuid() == 0 && rootless;
-	if (as_user && set_euid(user) != 0) {
-		saved = errno;
-		close(dfd);
-		errno = saved;
-		return -1;
-	}
-	/* O_APPEND: cgroupfs ignores it; a test's plain file keeps what
-	 * it listed. */
-	fd = openat(dfd, "cgroup.procs",
-		    O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
-	if (fd >= 0 && (fstat(fd, &st) != 0 || (st.st_uid != 0) != rootless)) {
-		close(fd);
-		fd = -1;
-		errno = ESTALE;
-	}
-	if (fd >= 0) {
-		if (write(fd, "0", 1) == 1)
-			rc = 0;
-		if (close(fd) != 0 && rc == 0)
-			rc = -1;
-	}
-	saved = errno;
-	if (as_user && set_euid(0) != 0) {
-		/* Cannot be: the saved uid is root's. Fail, so that the
-		 * helper stops here. */
-		rc = -1;
-		saved = EPERM;
-	}
-	close(dfd);
-	errno = saved;
-	return rc;
-}
-
-int so_cgroups_join(const struct so_cgroup_files *f, const struct so_cgroups *task,
-		    const struct so_cgroups *self, pid_t pid, uid_t user,
-		    char *err, size_t len)
-{
-	char dir[PATH_MAX];
-	int i, j, joined = 0;
-
-	for (i = 0; i < task->n; i++) {
-		const struct so_cgroup *t = &task->cg[i];
-		const struct so_cgroup *s = NULL;
-
-		for (j = 0; j < self->n; j++)
-			if (self->cg[j].id == t->id) {
-				s = &self->cg[j];
-				break;
-			}
-		if (s && !strcmp(s->path, t->path))
-			continue;
-		if (so_cgroup_locate(f, t, pid, dir, sizeof(dir), NULL) != 0) {
-			snprintf(err, len, "the task's cgroup %s:%s is not "
-				 "mounted in this namespace",
-				 t->id ? t->controllers : "(unified)", t->path);
-			return -1;
-		}
-		if (enter(dir, user) != 0) {
-			snprintf(err, len, "cannot join the task's cgroup %s: %s",
-				 dir, strerror(errno));
-			return -1;
-		}
-		joined++;
-	}
-	return joined;
 }

@@ -1,7 +1,7 @@
 /*
  * fullio.h - move a whole buffer through the task's socket to its helper:
  * the one send/receive loop both ends use (helper.c for the task,
- * helper_main.c for the helper).
+ * helperproc.c for the step's helper).
  */
 #ifndef SPANK_OTEL_FULLIO_H
 #define SPANK_OTEL_FULLIO_H

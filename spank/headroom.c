@@ -1,5 +1,5 @@
 /*
- * headroom.c - room for the helper in the task's cgroups (see headroom.h).
+ * headroom.c - room for the step's helper in its cgroups (see headroom.h).
  */
 #include <errno.h>
 #include <limits.h>
@@ -139,13 +139,11 @@ static int in_v1(const struct so_cgroups *task, const char *controller)
 }
 
 int so_headroom_ok(const struct so_cgroup_files *f, const struct so_cgroups *task,
-		   pid_t pid, unsigned helpers, char *why, size_t len)
+		   pid_t pid, char *why, size_t len)
 {
 	struct tightest mem = { .room = ULLONG_MAX }, pids = { .room = ULLONG_MAX };
-	unsigned long long more = helpers > 1 ? helpers - 1 : 0;
-	unsigned long long need_mem = (more + 1) * SO_HELPER_MEMORY;
-	unsigned long long need_tasks = SO_HELPER_TASKS + more * SO_HELPER_TASKS_EACH;
-	char dir[PATH_MAX], whose[64] = "the helper needs";
+	unsigned long long need_mem = SO_HELPER_MEMORY, need_tasks = SO_HELPER_TASKS;
+	char dir[PATH_MAX];
 	size_t mount_len;
 	int i;
 
@@ -168,23 +166,20 @@ int so_headroom_ok(const struct so_cgroup_files *f, const struct so_cgroups *tas
 		if (tasks)
 			walk(dir, mount_len, &pids_any, &pids);
 	}
-	if (helpers > 1)
-		snprintf(whose, sizeof(whose), "the step's %u helpers on this node need",
-			 helpers);
 	if (mem.room < need_mem) {
 		snprintf(why, len,
 			 "memory cgroup %s has %llu KiB left of its %llu KiB "
 			 "%s (%llu KiB in use, %llu KiB of that clean page "
-			 "cache) and %s about %llu KiB",
+			 "cache) and the helper needs about %llu KiB",
 			 mem.dir, mem.room >> 10, mem.limit >> 10, mem.kind,
-			 mem.used >> 10, mem.cache >> 10, whose, need_mem >> 10);
+			 mem.used >> 10, mem.cache >> 10, need_mem >> 10);
 		return 0;
 	}
 	if (pids.room < need_tasks) {
 		snprintf(why, len,
-			 "pids cgroup %s runs %llu of its %llu tasks and %s up "
-			 "to %llu",
-			 pids.dir, pids.used, pids.limit, whose, need_tasks);
+			 "pids cgroup %s runs %llu of its %llu tasks and the "
+			 "helper needs up to %llu",
+			 pids.dir, pids.used, pids.limit, need_tasks);
 		return 0;
 	}
 	return 1;

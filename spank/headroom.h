@@ -1,14 +1,15 @@
 /*
- * headroom.h - is there room in the task's cgroups for the helper process?
+ * headroom.h - is there room for the step's helper in its cgroups?
  *
- * The helper joins the task's cgroups before it loads the library
- * (helper_main.c), so what it uses is charged to the job. A helper that
- * pushed a memory cgroup over its limit would make the kernel's OOM killer
- * pick a process of the job; a pids limit it hits would abort its Go
- * runtime. So, before joining, the helper reads the limits and usage of
- * the task's memory and pids cgroups, from the task's own up to the
- * hierarchy's root, and goes on only when the smallest headroom leaves
- * what it needs. It reads a few small files; it scans nothing.
+ * The step's helper runs in the step parent's cgroups (under the job's
+ * limits), so what it uses is charged to the job. A helper that pushed a
+ * memory cgroup over its limit would make the kernel's OOM killer pick a
+ * process of the job, and Slurm would count the kill against the step; a
+ * pids limit it hits would abort its Go runtime. So, before it loads the
+ * library, the helper reads the limits and usage of its memory and pids
+ * cgroups, from its own up to the hierarchy's root, and goes on only when
+ * the smallest headroom leaves what it needs. It reads a few small files;
+ * it scans nothing.
  *
  * Memory in use is what the kernel cannot take back at once: the usage
  * minus the clean page cache (file pages that are neither dirty nor under
@@ -25,20 +26,15 @@
 #include "cgroup.h"
 #include "membound.h"
 
-/* What one helper needs. Memory: SO_HELPER_MEMORY (membound.h), the most
- * a helper can cost the job under its own bound, for each helper of the
- * step on the node: the step's tasks start together, their helpers run at
- * once in the job's cgroups, and the kernel would count an OOM kill of one
- * against the step. Tasks: measured at 5 or 6 threads, with margin for the
- * first and 8 for each further one. */
+/* What the helper needs. Memory: SO_HELPER_MEMORY (membound.h), the most
+ * it can cost the job under its own bound. Tasks: measured at 5 or 6
+ * threads, with margin. */
 #define SO_HELPER_TASKS 16ULL
-#define SO_HELPER_TASKS_EACH 8ULL
 
-/* Returns 1 when the step's helpers on the node (helpers, at least 1) fit
- * in the cgroups of task, those of the process pid (or no limit applies),
- * 0 when they do not, with a sentence in why saying which cgroup is
- * short. */
+/* Returns 1 when the helper fits in the cgroups of task, those of the
+ * process pid (or no limit applies), 0 when it does not, with a sentence
+ * in why saying which cgroup is short. */
 int so_headroom_ok(const struct so_cgroup_files *f, const struct so_cgroups *task,
-		   pid_t pid, unsigned helpers, char *why, size_t len);
+		   pid_t pid, char *why, size_t len);
 
 #endif

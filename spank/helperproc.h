@@ -1,8 +1,8 @@
 /*
  * helperproc.h - what a process that loads the Go library does to itself
- * first, and how it reads a request and answers one: shared by the task's
- * helper (helper_main.c) and the step's (stephelper_main.c), which follow
- * the same wire protocol (wire.h).
+ * first, and how it reads a request and answers one (wire.h): the step's
+ * helper (stephelper_main.c); its starter (stephelper.c) makes it
+ * expendable before the credential change.
  */
 #ifndef SPANK_OTEL_HELPERPROC_H
 #define SPANK_OTEL_HELPERPROC_H

@@ -12,15 +12,15 @@
  * the main stack). The Go runtime gets its memory only through mmap, so
  * past the bound its mmap fails and it aborts ("fatal error: runtime:
  * out of memory", or "cannot allocate memory") before the cgroup is
- * charged: no OOM event, and the task child sees a helper that died
- * (helper.c names the bound in its log line).
+ * charged: no OOM event, and the tasks see a helper that died (the step
+ * parent names the bound in its log line, stephelper.c).
  *
  * RLIMIT_DATA counts address space, not the pages touched, and the Go
  * runtime maps far more than it uses: a 32 MiB heap-arena index of which
  * it writes one page, 4 MiB heap chunks, and a thread stack per thread
  * (glibc's default, 8 MiB each under the usual stack limit). And the
- * helper, a clone of slurmstepd's task child, starts with whatever
- * slurmstepd had mapped. So the bound is relative and in two stages:
+ * helper's own start maps what its image and C library need. So the
+ * bound is relative and in two stages:
  *
  *   load: before dlopen, the default thread stack is made small and the
  *         limit set to what is mapped now plus SO_HELPER_START_DATA: the

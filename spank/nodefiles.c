@@ -466,7 +466,7 @@ int so_node_files_record(struct so_node_files *nf, const char *root,
 	 * them all; this thread's mask is back right after. */
 	sigfillset(&all);
 	sigprocmask(SIG_SETMASK, &all, &old);
-	pid = so_raw_clone(0, &pidfd, NULL);
+	pid = so_raw_clone(&pidfd);
 	if (pid == 0)
 		recorder(sh, root, slurm_conf);
 	err = errno;

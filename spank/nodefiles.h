@@ -6,9 +6,9 @@
  * has already taken the job user's effective uid, for a step that has
  * GPUs on the node: with the rights the helper reads them with, and in
  * slurmstepd's own mount namespace, which no user controls. Every task
- * child inherits the records, and so every helper, which hands them to the
- * library (contract.h's SO_NODE_*): a task's helper then makes no system
- * call for them. What the records do not answer the library reads from the
+ * child inherits the records and sends them with its request to the
+ * step's helper, which hands them to the library (contract.h's
+ * SO_NODE_*): the helper then makes no system call for them. What the records do not answer the library reads from the
  * node, so a record left out costs time, never a result.
  *
  * A read of a driver's file enters the driver (NVIDIA's information file

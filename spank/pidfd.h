@@ -1,7 +1,8 @@
 /*
  * pidfd.h - the process-descriptor constants (Linux 5.3 on), for C
  * libraries and kernel headers older than the kernels the plugin runs on:
- * the task holds its helper, and the helper its task, only by pidfd.
+ * the step parent holds the step's helper, and the recording its node-file
+ * reader, only by pidfd.
  */
 #ifndef SPANK_OTEL_PIDFD_H
 #define SPANK_OTEL_PIDFD_H

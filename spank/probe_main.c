@@ -5,7 +5,7 @@
  * The doctor is Go built without cgo; the rules a lib= path must pass are
  * the shim's C code (args.c, libfile.c), so the doctor runs this program
  * instead of keeping a second copy of them. With --call it also runs the
- * library once the way a task does (helper.c, helper_main.c), on this
+ * library once the way a task does (stephelper.c, helper.c), on this
  * process's own environment, which the doctor makes a synthetic task's.
  *
  *   spank-otel-probe [--call] [--as-user UID] [--trusted-uid UID] [ARG...]
@@ -14,11 +14,11 @@
  * has one item per line:
  *   msg <level> <text>      a line the shim would log (level: error, info,
  *                           verbose, debug)
- *   lib= lib_ok= default= rank= exclude= max_env= timeout_ms= helper=
+ *   lib= lib_ok= default= rank= exclude= max_env= timeout_ms=
  *                           the arguments as the shim reads them
  *   step_helper= step_helper_status=
- *                           with --call and helper=step: spank-otel-helper
- *                           beside the library, and so_lib_open's verdict
+ *                           with --call: spank-otel-helper beside the
+ *                           library, and so_lib_open's verdict
  *   lib_status=<status>     so_lib_open's verdict (status.h names)
  *   call_status=<status>    with --call: the helper's
  *   rc= value= (or no_value) the library's answer; its log lines come as
@@ -76,14 +76,8 @@ static int parse_uid(const char *s, uid_t *uid)
 	return 0;
 }
 
-/*
- * Runs the library once as a task would: this process is the task child,
- * its environment the task's. Everything that depends on the helper's
- * interface (so_helper_start, so_helper_call) is in this one function.
- */
-/* helper=step: the step's helper, started for one task and asked by it,
- * from spank-otel-helper beside the library, checked as the shim checks
- * it. */
+/* The step's helper, started for one task and asked by it, from
+ * spank-otel-helper beside the library, checked as the shim checks it. */
 static enum so_status probe_step_call(struct so_lib *lib, const struct so_args *a,
 				      int drop, uid_t uid, uid_t trusted_uid,
 				      struct so_task_request *req,
@@ -129,12 +123,12 @@ static enum so_status probe_step_call(struct so_lib *lib, const struct so_args *
 	return st;
 }
 
+/* Runs the library once as a task would: this process is the step parent
+ * and the task child, its environment the task's. */
 static enum so_status probe_call(struct so_lib *lib, const struct so_args *a,
 				 int drop, uid_t uid, uid_t trusted_uid)
 {
 	struct so_task_request req;
-	struct so_helper_config cfg;
-	struct so_helper h;
 	struct so_result res;
 	enum so_status st;
 
@@ -146,23 +140,7 @@ static enum so_status probe_call(struct so_lib *lib, const struct so_args *a,
 	req.flags = SO_REQ_STEP | (a->rank_on ? SO_REQ_RANK : 0);
 	req.step_id = 0;
 	memset(&res, 0, sizeof(res));
-	if (a->step_helper) {
-		st = probe_step_call(lib, a, drop, uid, trusted_uid, &req, &res);
-	} else {
-		memset(&cfg, 0, sizeof(cfg));
-		cfg.lib = lib;
-		cfg.exclude = a->exclude;
-		if (drop) {
-			cfg.drop_creds = 1;
-			cfg.uid = uid;
-			cfg.gid = (gid_t)uid;
-		}
-		if (so_helper_start(&h, &cfg, &msg_logger) != 0)
-			return SO_HELPER_FAILED;
-		close(lib->fd); /* as the plugin: the task keeps no copy */
-		lib->fd = -1;
-		st = so_helper_call(&h, &req, a->timeout_ms, &res, &msg_logger);
-	}
+	st = probe_step_call(lib, a, drop, uid, trusted_uid, &req, &res);
 	if (st == SO_CALLED) {
 		printf("rc=%d\n", res.rc);
 		if (res.value)
@@ -234,10 +212,9 @@ int main(int argc, char **argv)
 	so_args_parse(&a, SO_DEFAULT_LIB, argc - optind, argv + optind,
 		      &msg_logger);
 	printf("lib=%s\nlib_ok=%d\ndefault=%s\nrank=%s\nexclude=%s\n"
-	       "max_env=%ld\ntimeout_ms=%d\nhelper=%s\n",
+	       "max_env=%ld\ntimeout_ms=%d\n",
 	       a.lib, a.lib_ok, a.default_on ? "on" : "off",
-	       a.rank_on ? "on" : "off", a.exclude, a.max_env, a.timeout_ms,
-	       a.step_helper ? "step" : "task");
+	       a.rank_on ? "on" : "off", a.exclude, a.max_env, a.timeout_ms);
 	if (!a.lib_ok) {
 		printf("lib_status=%s\n", so_status_name(SO_REFUSED));
 		return SO_REFUSED;
@@ -249,7 +226,6 @@ int main(int argc, char **argv)
 			close(lib.fd);
 		return st;
 	}
-	fflush(stdout); /* the helper is a clone: nothing buffered twice */
 	st = probe_call(&lib, &a, drop, as_uid, trusted_uid);
 	printf("call_status=%s\n", so_status_name(st));
 	return st;

@@ -8,27 +8,51 @@
 #define SPANK_OTEL_RAWCLONE_H
 
 #if !defined(__x86_64__) && !defined(__aarch64__)
-#error "spank-otel supports x86_64 and aarch64 only: the raw clone of its helper and of its node-file reader passes clone's arguments in those architectures' order"
+#error "spank-otel supports x86_64 and aarch64 only: the raw clones that start its step's helper and its node-file reader pass clone's arguments in those architectures' order"
 #endif
 
+#include <errno.h>
 #include <sched.h>
+#include <signal.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "pidfd.h"
 
 /* Returns the child's pid in the parent (*pidfd set), 0 in the child, -1
- * with errno. flags are added to CLONE_PIDFD; with CLONE_CHILD_SETTID or
- * CLONE_CHILD_CLEARTID, tid is where the kernel writes the child's thread
- * id. The child has the parent's memory as fork leaves it and glibc as a
- * raw system call leaves it: see each caller for what it may then call. */
-static inline long so_raw_clone(unsigned long flags, int *pidfd, int *tid)
+ * with errno (ENOSYS: the kernel gave no pidfd; Linux 5.4 is needed). The child has the parent's memory as fork leaves it and
+ * glibc as a raw system call leaves it (its thread descriptor still names
+ * the parent's thread): it may make system calls only, up to its exec or
+ * exit. */
+static inline long so_raw_clone(int *pidfd)
 {
+	long pid;
+	int i;
+
+	*pidfd = -1;
 #if defined(__x86_64__)
-	return syscall(SYS_clone, CLONE_PIDFD | flags, NULL, pidfd, tid, 0UL);
+	pid = syscall(SYS_clone, CLONE_PIDFD, NULL, pidfd, NULL, 0UL);
 #else /* aarch64 */
-	return syscall(SYS_clone, CLONE_PIDFD | flags, NULL, pidfd, 0UL, tid);
+	pid = syscall(SYS_clone, CLONE_PIDFD, NULL, pidfd, 0UL, NULL);
 #endif
+	if (pid <= 0 || *pidfd >= 0)
+		return pid;
+	/* A kernel before 5.2 ignores CLONE_PIDFD: a child no pidfd can
+	 * reach is ended at once, while it is still this process's to kill
+	 * and reap by pid; a child already blocked in the kernel is reaped
+	 * by init once it dies, never waited for beyond 100 ms. */
+	syscall(SYS_kill, (pid_t)pid, SIGKILL);
+	for (i = 0; i < 100; i++) {
+		struct timespec ms = { 0, 1000000 };
+
+		if (syscall(SYS_wait4, (pid_t)pid, NULL, WNOHANG | __WALL, NULL) != 0)
+			break;
+		nanosleep(&ms, NULL);
+	}
+	errno = ENOSYS;
+	return -1;
 }
 
 #endif

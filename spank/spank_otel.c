@@ -5,14 +5,14 @@
  * task's OTEL_RESOURCE_ATTRIBUTES to what the Go library computes from the
  * task's final environment. The Go library never runs in a Slurm process:
  *
- *   step parent, slurm_spank_init_post_opt   open and check the library;
- *                                            helper=step: start the step's
- *                                            helper (stephelper.h)
+ *   step parent, slurm_spank_init_post_opt   open and check the library,
+ *                                            start the step's helper
+ *                                            (stephelper.h)
  *   step parent, slurm_spank_user_init       record the node's GPU files
- *   task child, task_init_privileged         fork the task's helper
- *                                            (helper.h), or take the task's
- *                                            socket to the step's
- *   task child, task_init                    ask it, spank_setenv the answer
+ *   task child, task_init_privileged         take the task's socket to
+ *                                            the step's helper
+ *   task child, task_init                    ask it (helper.h),
+ *                                            spank_setenv the answer
  *
  * Every callback returns 0: a missing or broken library, a bad argument, a
  * crash or a hang of the helper costs the task its attributes, never its
@@ -79,13 +79,9 @@ static enum so_switch step_choice = SO_SWITCH_INVALID; /* from --otel-attrs */
 static enum so_switch rank_choice = SO_SWITCH_INVALID; /* from --otel-rank */
 static uid_t trusted_uid;                              /* slurmstepd's uid */
 static struct so_lib lib = { .fd = -1 };
-static int lib_tried;
 /* The node's files for the GPU search, read in user_init (nodefiles.h). */
 static struct so_node_files node_files;
-/* Task child only: the helper forked in task_init_privileged. */
-static struct so_helper helper = { .pid = -1, .sock = -1, .err = -1,
-				   .pidfd = -1 };
-/* helper=step. Step parent: the step's helper, and the node's /dev for
+/* Step parent: the step's helper, and the node's /dev for
  * the tasks' device check (devices.h), opened where no user chose the
  * mount namespace. Task child: its own socket to the helper. */
 static struct so_step_helper step_helper = { .pid = -1, .pidfd = -1, .err = -1 };
@@ -181,26 +177,6 @@ static int step_enabled(const char **why)
 	return args.default_on;
 }
 
-/* Opens and checks the library once per step, in the step parent. */
-static void open_library(void)
-{
-	if (lib_tried)
-		return;
-	lib_tried = 1;
-	so_lib_open(&lib, args.lib, trusted_uid, &slurm_logger);
-}
-
-/* The value of name in env, or NULL. */
-static const char *env_get(char **env, const char *name)
-{
-	size_t len = strlen(name);
-
-	for (; env && *env; env++)
-		if (!strncmp(*env, name, len) && (*env)[len] == '=')
-			return *env + len + 1;
-	return NULL;
-}
-
 /* Writes value into the task's environment and checks that Slurm kept it:
  * spank_setenv reports success even when Slurm's setenvf refused the
  * entry. */
@@ -223,7 +199,7 @@ static void write_value(spank_t sp, const char *value, size_t len)
 		return;
 	}
 	if (spank_get_item(sp, S_JOB_ENV, &env) == ESPANK_SUCCESS &&
-	    (!(stored = env_get(env, ENV_VAR)) || strcmp(stored, value))) {
+	    (!(stored = so_env_value(env, ENV_VAR)) || strcmp(stored, value))) {
 		so_error("Slurm did not store %s (%zu bytes); the task keeps "
 			 "its old value", ENV_VAR, len);
 		return;
@@ -246,9 +222,7 @@ static void set_attributes(spank_t sp)
 		so_error("cannot read the task environment: %s; %s left "
 			 "unchanged", spank_strerror(err), ENV_VAR);
 		/* The step's helper sees this task's end closed. */
-		if (!args.step_helper)
-			so_helper_discard(&helper, args.timeout_ms);
-		else if (step_end.fd >= 0)
+		if (step_end.fd >= 0)
 			close(step_end.fd);
 		step_end.fd = -1;
 		return;
@@ -269,22 +243,17 @@ static void set_attributes(spank_t sp)
 	}
 	if (ranks_enabled())
 		req.flags |= SO_REQ_RANK;
-	if (args.step_helper) {
-		/* What the task's helper has from its fork travels with the
-		 * request; the task answers which GPUs it may use itself. */
-		req.exclude = args.exclude;
-		req.node_files = node_files.buf;
-		req.node_files_len = node_files.buf ? node_files.len : 0;
-		if (node_files.buf && dev_dir >= 0 &&
-		    so_devices_ask(node_files.buf, node_files.len, dev_dir,
-				   req.devices_asked, req.devices_usable) > 0)
-			req.flags |= SO_REQ_DEVICES;
-		st = so_step_helper_call(&step_end, &req, args.timeout_ms, &res,
-					 &slurm_logger);
-	} else {
-		st = so_helper_call(&helper, &req, args.timeout_ms, &res,
-				    &slurm_logger);
-	}
+	/* The step's helper knows only what the request says; the task
+	 * answers which GPUs it may use itself. */
+	req.exclude = args.exclude;
+	req.node_files = node_files.buf;
+	req.node_files_len = node_files.buf ? node_files.len : 0;
+	if (node_files.buf && dev_dir >= 0 &&
+	    so_devices_ask(node_files.buf, node_files.len, dev_dir,
+			   req.devices_asked, req.devices_usable) > 0)
+		req.flags |= SO_REQ_DEVICES;
+	st = so_step_helper_call(&step_end, &req, args.timeout_ms, &res,
+				 &slurm_logger);
 	if (st != SO_CALLED)
 		return; /* the call said why */
 	switch (res.rc) {
@@ -360,9 +329,9 @@ SO_EXPORT int slurm_spank_init(spank_t sp, int ac, char **av)
 	return 0;
 }
 
-/* The job's uid, gid and supplementary groups, for a helper. Returns 0,
- * or -1 with the reason logged: never run the library with slurmstepd's
- * rights. */
+/* The job's uid, gid and supplementary groups, for the step's helper.
+ * Returns 0, or -1 with the reason logged: never run the library with
+ * slurmstepd's rights. */
 static int job_creds(spank_t sp, uid_t *uid, gid_t *gid, gid_t **groups,
 		     int *ngroups)
 {
@@ -381,7 +350,7 @@ static int job_creds(spank_t sp, uid_t *uid, gid_t *gid, gid_t **groups,
 	return 0;
 }
 
-/* helper=step: starts the step's helper, in the step parent itself (still
+/* Starts the step's helper, in the step parent itself (still
  * root, before the tasks are forked; slurm_spank_user_init may run in a
  * child that shares no descriptor with it, under contain_spank), from
  * spank-otel-helper beside the library, checked as the library is. */
@@ -439,8 +408,8 @@ SO_EXPORT int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 	/* Options are known now; open and check the file once for the
 	 * step, still as root and before any task exists. */
 	if (step_enabled(&why))
-		open_library();
-	if (args.step_helper && lib.fd >= 0)
+		so_lib_open(&lib, args.lib, trusted_uid, &slurm_logger);
+	if (lib.fd >= 0)
 		start_step_helper(sp);
 	return 0;
 }
@@ -508,7 +477,7 @@ SO_EXPORT int slurm_spank_user_init(spank_t sp, int ac, char **av)
 }
 
 /* The task must not carry the library's descriptor into execve: the
- * helper has its own copy, and with no helper there is nothing to load. */
+ * step's helper has its own copy. */
 static void close_library(void)
 {
 	if (lib.fd >= 0)
@@ -518,12 +487,8 @@ static void close_library(void)
 
 SO_EXPORT int slurm_spank_task_init_privileged(spank_t sp, int ac, char **av)
 {
-	struct so_helper_config cfg;
 	const char *why;
-	uid_t uid;
-	gid_t gid, *groups = NULL;
-	uint32_t local = 1;
-	int ngroups = 0, task = 0;
+	int task = 0;
 
 	(void)ac;
 	(void)av;
@@ -531,36 +496,9 @@ SO_EXPORT int slurm_spank_task_init_privileged(spank_t sp, int ac, char **av)
 		return 0;
 	if (spank_get_item(sp, S_TASK_ID, &task) != ESPANK_SUCCESS)
 		task = 0;
-	if (args.step_helper) {
-		/* Its own end only: no task holds another's. */
-		if (step_helper.pid >= 0)
-			so_step_helper_take(&step_helper, (unsigned)task, &step_end);
-		close_library();
-		return 0;
-	}
-	open_library(); /* normally done in the step parent already */
-	if (lib.fd < 0)
-		return 0; /* the step parent logged why */
-	if (job_creds(sp, &uid, &gid, &groups, &ngroups) != 0) {
-		close_library();
-		return 0;
-	}
-	if (spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &local) != ESPANK_SUCCESS ||
-	    local == 0)
-		local = 1;
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.lib = &lib;
-	cfg.exclude = args.exclude;
-	cfg.drop_creds = 1;
-	cfg.uid = uid;
-	cfg.gid = gid;
-	cfg.groups = groups;
-	cfg.ngroups = (size_t)ngroups;
-	cfg.cpu_index = task;
-	cfg.helpers = local;
-	cfg.node_files = node_files.buf;
-	cfg.node_files_len = node_files.len;
-	so_helper_start(&helper, &cfg, &slurm_logger);
+	/* Its own end only: no task holds another's. */
+	if (step_helper.pid >= 0)
+		so_step_helper_take(&step_helper, (unsigned)task, &step_end);
 	close_library();
 	return 0;
 }
@@ -596,7 +534,7 @@ SO_EXPORT int slurm_spank_task_init(spank_t sp, int ac, char **av)
 		so_debug("disabled for this step (%s)", why);
 		return 0;
 	}
-	if (args.step_helper ? step_end.fd < 0 : helper.pid < 0) {
+	if (step_end.fd < 0) {
 		so_debug("no helper process (see above); %s left unchanged",
 			 ENV_VAR);
 		return 0;

@@ -1,9 +1,9 @@
 /*
  * status.h - why the library did or did not compute a task's value.
  *
- * Shared by the file checks (libfile.c), the helper process (helper_main.c)
- * and its caller in the task (helper.c), and reported by the test harness
- * as its exit code, so the numbers are stable.
+ * Shared by the file checks (libfile.c), the step's helper
+ * (stephelper_main.c) and its caller in the task (helper.c), and reported
+ * by the probe as its exit code, so the numbers are stable.
  */
 #ifndef SPANK_OTEL_STATUS_H
 #define SPANK_OTEL_STATUS_H

@@ -23,6 +23,7 @@
 
 #include "clock.h"
 #include "fds.h"
+#include "helperproc.h"
 #include "membound.h"
 #include "pidfd.h"
 #include "stephelper.h"
@@ -70,6 +71,7 @@ static void __attribute__((noreturn)) child(const struct child_plan *p)
 	const struct so_step_helper_config *cfg = p->cfg;
 	int top = FIRST_SOCK_FD + (int)cfg->tasks, lib, err, null, exe;
 	unsigned i;
+	long cap;
 
 	/* Copies above every target number first. */
 	lib = fcntl(cfg->lib->fd, F_DUPFD_CLOEXEC, top);
@@ -91,11 +93,13 @@ static void __attribute__((noreturn)) child(const struct child_plan *p)
 	for (i = 0; i < cfg->tasks; i++)
 		if (place_fd(p->helper_ends[i], FIRST_SOCK_FD + (int)i))
 			die_child(2, "cannot arrange its descriptors\n");
-	/* Everything else of slurmstepd's goes; the executable's copy stays
-	 * (close-on-exec) for the exec. */
-	if ((exe > top && syscall(SYS_close_range, top, exe - 1, 0) != 0) ||
-	    syscall(SYS_close_range, exe + 1, ~0U, 0) != 0)
-		die_child(2, "cannot close slurmstepd's descriptors (Linux 5.9 or later needed)\n");
+	/* Everything else of slurmstepd's goes; the executable's copy stays,
+	 * close-on-exec, at top for the exec. so_close_from falls back to
+	 * /proc/self/fd before Linux 5.9 (no close_range), and fails closed. */
+	if ((exe != top && syscall(SYS_dup3, exe, top, O_CLOEXEC) != top) ||
+	    so_close_from(top + 1) != 0)
+		die_child(2, "cannot close slurmstepd's descriptors\n");
+	exe = top;
 	/* Exec gives a process of real or effective uid 0 every capability,
 	 * unless root is "not special" (SECBIT_NOROOT): a job of uid 0 gets a
 	 * helper of uid 0 with none. Needs CAP_SETPCAP, which only a root
@@ -106,6 +110,16 @@ static void __attribute__((noreturn)) child(const struct child_plan *p)
 	    (cfg->drop_creds ? cfg->uid == 0
 			     : syscall(SYS_getuid) == 0 || syscall(SYS_geteuid) == 0))
 		die_child(2, "cannot keep its exec from granting root's capabilities\n");
+	/* While root: no capability may come back by any means (a job of
+	 * uid 0 included), and the helper is the first process the kernel's
+	 * OOM killer takes, from its start; raising the score needs no
+	 * privilege, but once the ids change /proc/self is no longer the
+	 * helper's to write. */
+	if (syscall(SYS_geteuid) == 0)
+		for (cap = 0; syscall(SYS_prctl, PR_CAPBSET_READ, cap, 0, 0, 0) >= 0; cap++)
+			if (syscall(SYS_prctl, PR_CAPBSET_DROP, cap, 0, 0, 0) != 0)
+				die_child(2, "cannot empty its capability bounding set\n");
+	so_self_expendable();
 	if (cfg->drop_creds) {
 		if (syscall(SYS_setgroups, cfg->ngroups ? cfg->ngroups : 1,
 			    cfg->ngroups ? cfg->groups : &cfg->gid) != 0 ||
@@ -145,7 +159,7 @@ int so_step_helper_start(struct so_step_helper *sh,
 	int *ends = NULL, ep[2] = { -1, -1 }, null = -1, pidfd = -1;
 	sigset_t all, old;
 	unsigned i;
-	long pid;
+	long pid = 0;
 
 	memset(sh, 0, sizeof(*sh));
 	sh->pid = -1;
@@ -189,7 +203,7 @@ int so_step_helper_start(struct so_step_helper *sh,
 	 * its signals first. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	pid = so_raw_clone(0, &pidfd, NULL);
+	pid = so_raw_clone(&pidfd);
 	if (pid == 0)
 		child(&plan);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
@@ -206,8 +220,14 @@ int so_step_helper_start(struct so_step_helper *sh,
 	return 0;
 
 fail_errno:
-	so_logf(lg, SO_LOG_ERROR, "cannot start the step's helper: %s; %s left "
-		"unchanged for this step's tasks", strerror(errno), ENV_VAR);
+	if (errno == ENOSYS && pid < 0)
+		so_logf(lg, SO_LOG_ERROR, "not starting the step's helper: this "
+			"kernel gave no pidfd (Linux 5.4 or later needed); %s left "
+			"unchanged for this step's tasks", ENV_VAR);
+	else
+		so_logf(lg, SO_LOG_ERROR, "cannot start the step's helper: %s; %s "
+			"left unchanged for this step's tasks", strerror(errno),
+			ENV_VAR);
 	if (sh->socks)
 		close_all(sh->socks, sh->tasks);
 	if (ends)

@@ -157,7 +157,7 @@ static void load(struct step_helper *sh, int no_abi)
 			strerror(errno), ENV_VAR);
 		return;
 	}
-	if (!so_headroom_ok(&real, &self, getpid(), 1, why, sizeof(why))) {
+	if (!so_headroom_ok(&real, &self, getpid(), why, sizeof(why))) {
 		so_note(&sh->load_notes, SO_LINE_ERROR, "not loading the library: %s; %s "
 				     "left unchanged", why, ENV_VAR);
 		return;

@@ -1,8 +1,8 @@
 /*
- * wire.h - the messages between the task child and its helper process.
+ * wire.h - the messages between the task child and the step's helper.
  *
- * Both ends are the same build of the same plugin (the task's helper is a
- * fork of the task child, the step's is installed with it), so the layout
+ * Both ends are the same build of the same plugin (the step's helper is
+ * installed with it), so the layout
  * is native; the magic numbers only catch a helper that died halfway
  * through an answer.
  *
@@ -10,8 +10,7 @@
  *                              NUL-terminated "NAME=value" entries, then
  *                              exclude_bytes of the keys never written and
  *                              task.node_files_len bytes of the step's node
- *                              files (both 0 to the task's own helper,
- *                              which has them from its fork).
+ *                              files.
  *   answer   (helper -> task): struct so_wire_answer, then value_len bytes
  *                              of value and log_len bytes of log.
  */

@@ -1,7 +1,7 @@
 // Package nodefiles reads the records of a node's files that the SPANK
 // plugin's step parent makes once per step (cgo/contract.h, SO_NODE_*),
-// as the [gpu.FS] a task's GPU search reads: a task's helper then makes no
-// system call for the files they hold.
+// as the [gpu.FS] a task's GPU search reads: the step's helper then makes
+// no system call for the files they hold.
 //
 // A record holds one name's answer: a file's contents, a directory's
 // entries, a device's number, or that the name does not exist. A question

@@ -212,8 +212,8 @@ func (c *cli) request(stage taskenv.Stage) (taskenv.Request, error) {
 }
 
 // admittedFS is a node's files with the device nodes a task's device
-// cgroup admits given by the admin (--admitted), as the task's helper
-// would find them with access(2).
+// cgroup admits given by the admin (--admitted), as the task would find
+// them with access(2) (spank/devices.c).
 type admittedFS struct {
 	gpu.FS
 	minors map[string]bool // by device node name

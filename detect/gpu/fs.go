@@ -134,7 +134,7 @@ func usable(name string) (bool, error) {
 const _AT_FDCWD = -100
 
 // maxFile bounds what AppendFile reads: gres.conf and the driver's files
-// are a few KiB, and a task's helper must not read a huge file.
+// are a few KiB, and the step's helper must not read a huge file.
 const maxFile = 1 << 20
 
 func (r rootFS) AppendFile(dst []byte, name string) ([]byte, error) {

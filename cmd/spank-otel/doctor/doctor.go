@@ -363,14 +363,11 @@ func (d *diagnosis) kernel() {
 		d.add("kernel", StatusFail, "uname: %v", err)
 		return
 	}
-	// The step's helper (the default) is started with close_range
-	// (Linux 5.9); the task's with pidfd_open (5.3), which both use.
-	major, minor, needs := 5, 9, "the step's helper needs close_range, Linux 5.9 or later"
-	if d.probed != nil && d.probed.Args["helper"] == "task" {
-		major, minor, needs = 5, 3, "the helper needs pidfd_open, Linux 5.3 or later"
-	}
-	if !kernelAtLeast(rel, major, minor) {
-		d.add("kernel", StatusFail, "Linux %s: %s; tasks get no attributes", rel, needs)
+	// The step's helper is started with a pidfd from clone (Linux 5.2)
+	// and reaped through it (waitid P_PIDFD, 5.4); without close_range
+	// (5.9) descriptors are closed through /proc/self/fd.
+	if !kernelAtLeast(rel, 5, 4) {
+		d.add("kernel", StatusFail, "Linux %s: the step's helper needs waitid on a pidfd, Linux 5.4 or later; tasks get no attributes", rel)
 		return
 	}
 	if err := d.sys.PidfdOpen(); err != nil {
@@ -393,10 +390,6 @@ func (d *diagnosis) cgroup() {
 	v, err := d.sys.CgroupVersion()
 	if err != nil {
 		d.add("cgroup", StatusInfo, "cgroup version unknown: %v", err)
-		return
-	}
-	if d.probed != nil && d.probed.Args["helper"] == "task" {
-		d.add("cgroup", StatusInfo, "%s: each task's helper joins the task's cgroups if they have room for it", v)
 		return
 	}
 	d.add("cgroup", StatusInfo, "%s: the step's helper loads the library if its cgroups (the step parent's) have room for it", v)

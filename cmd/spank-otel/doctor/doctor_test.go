@@ -221,23 +221,20 @@ func TestDiagnose(t *testing.T) {
 		name: "the helper fails",
 		change: func(n *fakeNode) {
 			n.outputs["spank-otel-probe"] = Command{ExitCode: 7, Stdout: strings.Replace(probeOK, "rc=1\nvalue=slurm.job.id=4242,slurm.job.id.raw=4242\ncall_status=called\n",
-				"msg error the helper process did not answer within 2000 ms (timeout=)\ncall_status=timeout\n", 1)}
+				"msg error the step's helper did not answer within 2000 ms (timeout=)\ncall_status=timeout\n", 1)}
 		},
-		checks: map[string]want{"helper": {StatusFail, "no value for a synthetic task: the helper process did not answer within 2000 ms"}},
+		checks: map[string]want{"helper": {StatusFail, "no value for a synthetic task: the step's helper did not answer within 2000 ms"}},
 	}, {
 		name:   "an old kernel",
 		change: func(n *fakeNode) { n.kernel = "4.18.0-553.el8_10.x86_64" },
-		checks: map[string]want{"kernel": {StatusFail, "Linux 4.18.0-553.el8_10.x86_64: the step's helper needs close_range, Linux 5.9 or later"}},
+		checks: map[string]want{"kernel": {StatusFail, "Linux 4.18.0-553.el8_10.x86_64: the step's helper needs waitid on a pidfd, Linux 5.4 or later"}},
 	}, {
-		name:   "a kernel with pidfd_open but not close_range (Ubuntu 20.04's 5.4)",
+		name:   "a kernel with pidfd_open but not waitid on a pidfd (5.3)",
+		change: func(n *fakeNode) { n.kernel = "5.3.18-lp152.19-default" },
+		checks: map[string]want{"kernel": {StatusFail, "Linux 5.3.18-lp152.19-default: the step's helper needs waitid on a pidfd, Linux 5.4 or later"}},
+	}, {
+		name:   "a kernel without close_range (Ubuntu 20.04's 5.4): enough",
 		change: func(n *fakeNode) { n.kernel = "5.4.0-216-generic" },
-		checks: map[string]want{"kernel": {StatusFail, "Linux 5.4.0-216-generic: the step's helper needs close_range, Linux 5.9 or later"}},
-	}, {
-		name: "that kernel with helper=task",
-		change: func(n *fakeNode) {
-			n.kernel = "5.4.0-216-generic"
-			n.outputs["spank-otel-probe"] = Command{Stdout: strings.Replace(probeOK, "timeout_ms=2000\n", "timeout_ms=2000\nhelper=task\n", 1)}
-		},
 		ok:     true,
 		checks: map[string]want{"kernel": {StatusOK, "Linux 5.4.0-216-generic has pidfd_open"}},
 	}, {

@@ -17,12 +17,12 @@ type ProbeMessage struct {
 
 // ProbeResult is spank-otel-probe's report on one plugstack line.
 type ProbeResult struct {
-	Args       map[string]string // lib, lib_ok, default, rank, exclude, max_env, timeout_ms, helper
+	Args       map[string]string // lib, lib_ok, default, rank, exclude, max_env, timeout_ms
 	Messages   []ProbeMessage    // in the order logged
 	LibStatus  string            // so_lib_open's status name: "called" when it passes
 	CallStatus string            // the helper's status name, "" when not called
 	// StepHelperStatus is so_lib_open's status name for spank-otel-helper
-	// with helper=step and a call, "" otherwise.
+	// with a call, "" otherwise.
 	StepHelperStatus string
 	RC               int    // the library's return code (SO_RC_*)
 	Value            string // its value, when it gave one
@@ -70,13 +70,13 @@ func ParseProbe(out string) (ProbeResult, error) {
 			continue
 		}
 		switch key {
-		case "lib", "lib_ok", "default", "rank", "exclude", "max_env", "timeout_ms", "helper":
+		case "lib", "lib_ok", "default", "rank", "exclude", "max_env", "timeout_ms":
 			r.Args[key] = value
 			r.argMsgs = len(r.Messages)
 		case "lib_status":
 			r.LibStatus = value
 		case "step_helper_status":
-			// helper=step: spank-otel-helper beside the library; one that
+			// spank-otel-helper beside the library; one that
 			// fails its checks is the call's failure, with its reason
 			// among the messages.
 			r.StepHelperStatus = value

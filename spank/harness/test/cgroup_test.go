@@ -10,15 +10,13 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"golang.org/x/sys/unix"
 )
 
 const mib = 1 << 20
 
-// fakeTree is a fake cgroup tree for the harness's --cgroup-check: the
-// hierarchies under root/, the task's and the helper's /proc/PID/cgroup
-// (task.cgroup, self.cgroup) and a mountinfo.
+// fakeTree is a fake cgroup tree for stepdrive's --cgroup-check: the
+// hierarchies under root/, a process's /proc/PID/cgroup (task.cgroup) and
+// a mountinfo.
 type fakeTree struct {
 	l   *lab
 	dir string // in the lab
@@ -31,12 +29,11 @@ func newTree(t *testing.T, l *lab, name string) fakeTree {
 	l.mkdir(t, "fakecg", 0o755)
 	os.RemoveAll(l.path(ft.dir))
 	l.mkdir(t, ft.dir+"/root", 0o755)
-	ft.write(t, "self.cgroup", "")
 	ft.write(t, "mountinfo", "")
 	return ft
 }
 
-// path is name in the tree, as the harness sees it.
+// path is name in the tree, as stepdrive sees it.
 func (ft fakeTree) path(name string) string { return ft.l.path(filepath.Join(ft.dir, name)) }
 
 // write writes the tree's file name.
@@ -61,12 +58,11 @@ func (ft fakeTree) cg(t testing.TB, path string, files ...string) {
 	}
 }
 
-// check is a run of the harness's cgroup code on the tree, as an
-// unprivileged user.
-func (ft fakeTree) check(args ...string) func(t testing.TB) result {
+// check is a run of the cgroup code on the tree, as an unprivileged user.
+func (ft fakeTree) check() func(t testing.TB) result {
 	return func(t testing.TB) result {
-		return run(nil, "setpriv", append([]string{"--reuid=65534", "--regid=65534", "--clear-groups",
-			ft.l.harness, "--cgroup-check", ft.path(""), "--pid", "4242"}, args...)...)
+		return run(nil, "setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+			need(t, "stepdrive"), "--cgroup-check", ft.path(""), "--pid", "4242")
 	}
 }
 
@@ -84,9 +80,9 @@ func statV2(active, inactive int) string {
 func q(path string) string { return regexp.QuoteMeta(path) }
 
 // TestCgroupFakeTrees: the cgroup code on fake trees, as an unprivileged
-// user: where each cgroup of a task is, and whether the task's memory and
-// pids cgroups have room for the helper (12 MiB, 16 tasks beyond what is in
-// use, and 12 MiB more for each further helper of the step on the node).
+// user: where each cgroup of a process is, and whether its memory and pids
+// cgroups have room for the step's helper (12 MiB, 16 tasks beyond what is
+// in use).
 // Each tree changes between checks, in order.
 func TestCgroupFakeTrees(t *testing.T) {
 	l := newLab(t)
@@ -107,14 +103,6 @@ func TestCgroupFakeTrees(t *testing.T) {
 			`^cgroup 3:pids:/slurm/uid_1000/job_1/step_0 dir=` + q(v1.path("root/"+step)) + `$`},
 		then: []followUp{{"cgroup v1: 60 of 64 MiB in use, 56 MiB of it page cache: room for the helper",
 			expectAlso(0, `^headroom=ok$`)}}}})
-	// The step's tasks start together, and their helpers run at once,
-	// each within its own bound of 12 MiB: 60 MiB of room holds a step of
-	// 5, not one of 6 (72 MiB).
-	runChecks(t, []runCheck{{name: "cgroup v1: room for the step's 5 helpers on the node", run: v1.check("--local-tasks", "5"),
-		want: []string{`^headroom=ok$`}}})
-	runChecks(t, []runCheck{{name: "cgroup v1: no room for the step's 6 helpers on the node, each refused and the count named",
-		run: v1.check("--local-tasks", "6"), want: []string{`^headroom=short memory cgroup ` + q(v1.path("root/"+job)) +
-			` has 61440 KiB left of its 65536 KiB limit \(61440 KiB in use, 57344 KiB of that clean page cache\) and the step's 6 helpers on this node need about 73728 KiB$`}}})
 	v1.cg(t, job, statV1(1*mib, 1*mib))
 	runChecks(t, []runCheck{{name: "cgroup v1: 60 of 64 MiB in use, 2 MiB of it page cache: no room, the job's cgroup named",
 		run: v1.check(), want: []string{`^headroom=short memory cgroup ` + q(v1.path("root/"+job)) +
@@ -204,90 +192,6 @@ func TestCgroupFakeTrees(t *testing.T) {
 	mv.write(t, "task.cgroup", "7:memory:/docker/ab/../../etc\n")
 	runChecks(t, []runCheck{{name: "cgroup outside the namespace (a .. in its path): never looked for", run: mv.check(),
 		want: []string{`^cgroup 7:memory:/docker/ab/\.\./\.\./etc dir=-$`}}})
-
-	// Joining: the hierarchies whose path differs from the helper's own.
-	jn := newTree(t, l, "join")
-	jn.write(t, "task.cgroup", "5:memory:/job_1/task_0\n4:cpuset:/job_1\n3:pids:/\n0::/job_1\n")
-	jn.write(t, "self.cgroup", "5:memory:/\n4:cpuset:/job_1\n3:pids:/\n0::/stepd\n")
-	for _, c := range []string{"memory/job_1/task_0", "cpuset/job_1", "unified/job_1"} {
-		jn.cg(t, c)
-	}
-	l.chmod(t, jn.dir+"/root/memory/job_1/task_0/cgroup.procs", 0o666)
-	l.chmod(t, jn.dir+"/root/unified/job_1/cgroup.procs", 0o666)
-	runChecks(t, []runCheck{{name: "cgroup join: the memory and unified cgroups, not those the helper shares",
-		run: jn.check("--join"), want: []string{`^joined=2$`},
-		then: []followUp{{`cgroup join: "0" written to cgroup.procs where joined, nowhere else`, func(t testing.TB, r result) {
-			mem, _ := os.ReadFile(jn.path("root/memory/job_1/task_0/cgroup.procs"))
-			cpuset, _ := os.ReadFile(jn.path("root/cpuset/job_1/cgroup.procs"))
-			if !strings.HasSuffix(string(mem), "\n0") || string(cpuset) != "4242\n" {
-				t.Errorf("memory cgroup.procs %q, cpuset cgroup.procs %q", mem, cpuset)
-			}
-		}}}}})
-	l.chmod(t, jn.dir+"/root/unified/job_1/cgroup.procs", 0o444)
-	runChecks(t, []runCheck{{name: "cgroup join: a cgroup that cannot be joined is named", run: jn.check("--join"),
-		want: []string{`^join_error=cannot join the task's cgroup ` + q(jn.path("root/unified/job_1")) + `: Permission denied$`}}})
-
-	// Slurm 22.05 gives the step's cgroup directories to the job's user
-	// (their files stay root's: cgroupfs gives a cgroup's files to whoever
-	// made it), so the task child can make x/ under the step and move into
-	// it before task_init. The helper, root there, joins a cgroup whose
-	// cgroup.procs is not root's only as the job's user could: here x/'s is
-	// the user's but read-only, which root would write through.
-	uc := newTree(t, l, "usercg")
-	stepDir := "slurm/uid_65534/job_1/step_0"
-	uc.write(t, "task.cgroup", "6:freezer:/"+stepDir+"/x\n5:memory:/"+stepDir+"/task_0\n4:pids:/"+stepDir+"\n")
-	uc.write(t, "self.cgroup", "6:freezer:/\n5:memory:/\n4:pids:/\n")
-	for _, c := range []string{"freezer/" + stepDir + "/x", "memory/" + stepDir + "/task_0", "pids/" + stepDir} {
-		uc.cg(t, c)
-	}
-	for _, d := range []string{"freezer/" + stepDir, "freezer/" + stepDir + "/x", "memory/" + stepDir, "memory/" + stepDir + "/task_0", "pids/" + stepDir} {
-		l.chown(t, uc.dir+"/root/"+d, 65534)
-	}
-	userProcs := uc.dir + "/root/freezer/" + stepDir + "/x/cgroup.procs"
-	l.chown(t, userProcs, 65534)
-	l.chmod(t, userProcs, 0o444)
-	asRoot := func(t testing.TB) result {
-		return l.run("--cgroup-check", uc.path(""), "--pid", "4242", "--join", "--as-user", "65534")
-	}
-	runChecks(t, []runCheck{{name: "cgroup join (22.05): a cgroup the user made under the step is joined only with the user's rights",
-		run: asRoot, want: []string{`^join_error=cannot join the task's cgroup ` + q(uc.path("root/freezer/"+stepDir+"/x")) + `: Permission denied$`}}})
-	l.chmod(t, userProcs, 0o644)
-	runChecks(t, []runCheck{{name: "cgroup join (22.05): the user's own cgroup as the user, Slurm's (root's files in the user's directories) as root",
-		run: asRoot, want: []string{`^joined=3$`},
-		then: []followUp{{"cgroup join (22.05): \"0\" written to each cgroup.procs", func(t testing.TB, r result) {
-			for _, c := range []string{"freezer/" + stepDir + "/x", "memory/" + stepDir + "/task_0", "pids/" + stepDir} {
-				if b, _ := os.ReadFile(uc.path("root/" + c + "/cgroup.procs")); string(b) != "4242\n0" {
-					t.Errorf("%s/cgroup.procs: %q", c, b)
-				}
-			}
-		}}}}})
-}
-
-// placement reads the fake library's report of the helper (FAKE_REPORT)
-// and the harness's of the task.
-type placement struct{ r result }
-
-// helper is the field name of the helper's report (value=a=1,b=2,...),
-// up to the next field: a cgroup line may hold commas (cpu,cpuacct).
-func (p placement) helper(name string) string {
-	v, _ := p.r.value(`^value=(?:.*,)?` + name + `=(.*?)(?:,[a-z_]+=.*)?$`)
-	return v
-}
-
-// task is the harness's task_NAME= line, without the ';' that ends it.
-func (p placement) task(name string) string {
-	v, _ := p.r.value(`^task_` + name + `=(.*)$`)
-	return strings.TrimSuffix(v, ";")
-}
-
-// sameCgroup is a follow-up check that the helper ran in every cgroup of
-// the task.
-func sameCgroup(t testing.TB, r result) {
-	p := placement{r}
-	if p.helper("cgroup") != p.task("cgroup") {
-		t.Errorf("helper %s task %s", p.helper("cgroup"), p.task("cgroup"))
-		r.show(t)
-	}
 }
 
 // writeFile writes a control file of a real cgroup.
@@ -313,28 +217,11 @@ func inCgroup(dir string, args ...string) result {
 	return run(nil, "sh", append([]string{"-c", `echo $$ > "$1/cgroup.procs" && shift && exec "$@"`, "incg", dir}, args...)...)
 }
 
-// lastCPU is the highest CPU this process may run on.
-func lastCPU(t testing.TB) int {
-	t.Helper()
-	var set unix.CPUSet
-	if err := unix.SchedGetaffinity(0, &set); err != nil {
-		t.Fatal(err)
-	}
-	for cpu := len(set)*64 - 1; cpu >= 0; cpu-- {
-		if set.IsSet(cpu) {
-			return cpu
-		}
-	}
-	t.Fatal("no CPU in this process's affinity mask")
-	return -1
-}
-
-// TestPlacement: the same in real cgroups. Between the callbacks the task
-// moves into a cgroup and onto one CPU, as slurmstepd's parent does; the
-// helper follows it before it loads the library, and checks the room there.
-// cgroup v1 (memory and pids hierarchies) or v2, whichever the host has;
-// neither is a failure.
-func TestPlacement(t *testing.T) {
+// TestHelperCgroups: the same in real cgroups. The step's helper runs in
+// the step parent's cgroups (stepdrive's here), and loads the library only
+// when they have room for it. cgroup v1 (memory and pids hierarchies) or
+// v2, whichever the host has; neither is a failure.
+func TestHelperCgroups(t *testing.T) {
 	l := newLab(t)
 	id := fmt.Sprint("spank-otel-test.", os.Getpid())
 	_, errMem := os.Stat("/sys/fs/cgroup/memory/memory.limit_in_bytes")
@@ -342,24 +229,26 @@ func TestPlacement(t *testing.T) {
 	_, errV2 := os.Stat("/sys/fs/cgroup/cgroup.controllers")
 	switch {
 	case errMem == nil && errPids == nil:
-		placementV1(t, l, id)
+		cgroupsV1(t, l, id)
 	case errV2 == nil:
-		placementV2(t, l, id)
+		cgroupsV2(t, l, id)
 	default:
-		t.Fatal("placement in real cgroups: no cgroup v1 memory and pids hierarchies and no cgroup v2 at /sys/fs/cgroup")
+		t.Fatal("the helper in real cgroups: no cgroup v1 memory and pids hierarchies and no cgroup v2 at /sys/fs/cgroup")
 	}
 }
 
-func placementV1(t *testing.T, l *lab, id string) {
+// inCg is a step of one task on the fake library, run in the cgroup dir.
+func (l *lab) inCg(dir string) func(t testing.TB) result {
+	return func(t testing.TB) result {
+		exe := l.helper(t)
+		return inCgroup(dir, need(t, "stepdrive"), "--helper", exe, "--tasks", "1", "--lib", l.lib(t, "fake"),
+			"--env-file", l.jobEnv(t))
+	}
+}
+
+func cgroupsV1(t *testing.T, l *lab, id string) {
 	mem := newCgroup(t, "/sys/fs/cgroup/memory/"+id)
 	pids := newCgroup(t, "/sys/fs/cgroup/pids/"+id)
-	cpu := fmt.Sprint(lastCPU(t))
-	moved := func(t testing.TB) result {
-		writeFile(t, mem+"/memory.limit_in_bytes", 64*mib)
-		writeFile(t, pids+"/pids.max", 100)
-		return l.onFake([]string{"FAKE_REPORT=1"}, "--as-user", "65534", "--place-cgroup", mem,
-			"--place-cgroup", pids, "--place-cpus", cpu, "--place-pgid")(t)
-	}
 	// withMemory is a run of cmd with the memory cgroup limited to n MiB.
 	withMemory := func(n int, cmd func(t testing.TB) result) func(t testing.TB) result {
 		return func(t testing.TB) result {
@@ -367,30 +256,10 @@ func placementV1(t *testing.T, l *lab, id string) {
 			return cmd(t)
 		}
 	}
-	// inCg is a run of the harness in the cgroup dir.
-	inCg := func(dir string) func(t testing.TB) result {
-		return func(t testing.TB) result {
-			return inCgroup(dir, l.harness, "--lib", l.lib(t, "fake"), "--env-file", l.jobEnv(t))
-		}
-	}
-	noRoom := `msg error spank-otel: not loading the library: memory cgroup ` + q(mem) + ` has [0-9]+ KiB left of its 8192 KiB limit`
+	noRoom := `^task=0 log=error not loading the library: memory cgroup ` + q(mem) + ` has [0-9]+ KiB left of its 8192 KiB limit`
 	runChecks(t, []runCheck{
-		{name: "placement (cgroup v1): the task was moved", run: moved,
-			want: []string{`^status=called$`, `^task_cgroup=.*:memory:/` + q(id) + `;`, `^task_cpus=` + cpu + `$`},
-			then: []followUp{
-				{"placement (cgroup v1): the helper is in every cgroup of the task", sameCgroup},
-				{"placement: the helper on the task's CPU, in its process group", func(t testing.TB, r result) {
-					p := placement{r}
-					if p.helper("cpus") != cpu || p.helper("pgid") != p.task("pgid") {
-						t.Errorf("cpus=%s pgid=%s, task pgid %s", p.helper("cpus"), p.helper("pgid"), p.task("pgid"))
-						r.show(t)
-					}
-				}}}},
-		{name: "placement: room is checked in the cgroup the task ends up in (8 MiB: none)",
-			run:  withMemory(8, l.onFake([]string{"SLURM_JOB_ID=1"}, "--place-cgroup", mem)),
-			code: 3, want: []string{`^status=helper-failed$`, `^state=same$`, noRoom}},
-		{name: "memory cgroup with 8 MiB: the library is not loaded", run: withMemory(8, inCg(mem)),
-			code: 3, want: []string{`^status=helper-failed$`, noRoom}},
+		{name: "memory cgroup with 8 MiB: the library is not loaded, the task told why", run: withMemory(8, l.inCg(mem)),
+			want: []string{`^task=0 status=helper-failed `, noRoom, `^task=0 state=same$`}},
 		// Page cache: a file of 56 MiB written in the cgroup (and synced: dirty
 		// pages count as used) leaves its usage near the 64 MiB limit, and the
 		// kernel takes the clean cache back on demand.
@@ -406,16 +275,16 @@ func placementV1(t *testing.T, l *lab, id string) {
 				}
 				used, _ := os.ReadFile(mem + "/memory.usage_in_bytes")
 				t.Logf("memory.usage_in_bytes %s", used)
-				return inCg(mem)(t)
+				return l.inCg(mem)(t)
 			}),
-			want: []string{`^status=called$`}},
+			want: []string{`^task=0 status=called rc=1 `}},
 		{name: "pids cgroup with room for 6 tasks: the library is not loaded",
 			run: func(t testing.TB) result {
 				writeFile(t, pids+"/pids.max", 6)
-				return inCg(pids)(t)
+				return l.inCg(pids)(t)
 			},
-			code: 3, want: []string{`^status=helper-failed$`,
-				`msg error spank-otel: not loading the library: pids cgroup ` + q(pids) + ` runs [0-9]+ of its 6 tasks`}},
+			want: []string{`^task=0 status=helper-failed `,
+				`^task=0 log=error not loading the library: pids cgroup ` + q(pids) + ` runs [0-9]+ of its 6 tasks`}},
 	})
 	memoryBoundV1(t, l, mem)
 }
@@ -443,7 +312,7 @@ func oomKills(t testing.TB, dir string) int {
 // real v1 memory cgroup mem. A library that allocates 64 MiB in a cgroup
 // of 48 MiB, room enough for the helper's 12 MiB, dies at its bound: the
 // cgroup never reaches its limit, no OOM kill, the task runs unchanged and
-// one error line names the bound. The control shows that the same
+// one error line of the step names the bound. The control shows that the same
 // allocation by a process without the bound is an OOM kill the counter
 // sees.
 func memoryBoundV1(t *testing.T, l *lab, mem string) {
@@ -453,8 +322,9 @@ func memoryBoundV1(t *testing.T, l *lab, mem string) {
 			writeFile(t, mem+"/memory.limit_in_bytes", 48*mib)
 			writeFile(t, mem+"/memory.failcnt", 0)
 			kills = oomKills(t, mem)
-			return l.run("--lib", l.lib(t, "fault"), "--as-user", "65534", "--place-cgroup", mem,
-				"--env-file", l.taskEnv(t, "allocenv", "SLURM_JOB_ID=1", "SPANK_OTEL_TEST_FAULT=alloc",
+			exe := l.helper(t)
+			return inCgroup(mem, need(t, "stepdrive"), "--helper", exe, "--tasks", "1", "--lib", l.lib(t, "fault"),
+				"--as-user", "65534", "--env-file", l.taskEnv(t, "allocenv", "SLURM_JOB_ID=1", "SPANK_OTEL_TEST_FAULT=alloc",
 					fmt.Sprint("SPANK_OTEL_TEST_ALLOC_MIB=", n)))
 		}
 	}
@@ -468,15 +338,14 @@ func memoryBoundV1(t *testing.T, l *lab, mem string) {
 	}
 	runChecks(t, []runCheck{
 		{name: "memory bound: a library that allocates 4 MiB, within its bound, answers",
-			run: alloc(4), want: []string{`^status=called$`, `^value=fault\.alloc=4$`, `^state=same$`}},
+			run: alloc(4), want: []string{`^task=0 status=called rc=1 value=fault\.alloc=4$`, `^task=0 state=same$`}},
 		{name: "memory bound: a library that allocates 64 MiB in a cgroup of 48 MiB dies at the helper's bound; the task runs unchanged",
-			run: alloc(64), code: 8, want: []string{`^status=helper-died$`, `^state=same$`, `!^value=`,
-				`^msg error spank-otel: the helper process .* before it answered: fatal error: .*(out of memory|cannot allocate memory) ` +
-					`\(over the helper's own memory bound, RLIMIT_DATA: 8 MiB for the library's call; not the job's memory limit\); ` +
-					`OTEL_RESOURCE_ATTRIBUTES left unchanged$`},
+			run: alloc(64), want: []string{`^task=0 status=helper-died rc=-1 value=-$`, `^task=0 state=same$`,
+				`^error: the step's helper .*: fatal error: .*(out of memory|cannot allocate memory) ` +
+					`\(over the helper's own memory bound, RLIMIT_DATA: 8 MiB for the library's call; not the job's memory limit\)$`},
 			then: []followUp{
-				{"memory bound: one error line", func(t testing.TB, r result) {
-					if n := r.count(`^msg error`); n != 1 {
+				{"memory bound: one error line for the step", func(t testing.TB, r result) {
+					if n := r.count(`^error:`); n != 1 {
 						t.Errorf("%d error lines", n)
 						r.show(t)
 					}
@@ -497,28 +366,21 @@ func memoryBoundV1(t *testing.T, l *lab, mem string) {
 	})
 }
 
-// placementV2 is TestPlacement on cgroup v2 (a systemd host), in a child of
-// the root cgroup.
-func placementV2(t *testing.T, l *lab, id string) {
+// cgroupsV2 is TestHelperCgroups on cgroup v2 (a systemd host), in a child
+// of the root cgroup.
+func cgroupsV2(t *testing.T, l *lab, id string) {
 	cg := newCgroup(t, "/sys/fs/cgroup/"+id)
 	controllers, _ := os.ReadFile(cg + "/cgroup.controllers")
 	if f := strings.Fields(string(controllers)); !slices.Contains(f, "memory") || !slices.Contains(f, "pids") {
-		t.Fatal("placement (cgroup v2): the memory and pids controllers are not enabled below /sys/fs/cgroup; " +
+		t.Fatal("the helper in cgroup v2: the memory and pids controllers are not enabled below /sys/fs/cgroup; " +
 			"enable them: echo +memory +pids > /sys/fs/cgroup/cgroup.subtree_control")
 	}
 	runChecks(t, []runCheck{
-		{name: "placement (cgroup v2): the task was moved",
-			run: func(t testing.TB) result {
-				writeFile(t, cg+"/memory.max", 64*mib)
-				return l.onFake([]string{"FAKE_REPORT=1"}, "--as-user", "65534", "--place-cgroup", cg, "--place-pgid")(t)
-			},
-			want: []string{`^status=called$`, `^task_cgroup=0::/` + q(id) + `;`},
-			then: []followUp{{"placement (cgroup v2): the helper is in the task's cgroup", sameCgroup}}},
-		{name: "placement (cgroup v2): room is checked in the task's final cgroup (8 MiB: none)",
+		{name: "memory cgroup (v2) with 8 MiB: the library is not loaded",
 			run: func(t testing.TB) result {
 				writeFile(t, cg+"/memory.max", 8*mib)
-				return l.onFake([]string{"SLURM_JOB_ID=1"}, "--place-cgroup", cg)(t)
+				return l.inCg(cg)(t)
 			},
-			code: 3, want: []string{`^status=helper-failed$`, `not loading the library: memory cgroup ` + q(cg) + ` has`}},
+			want: []string{`^task=0 status=helper-failed `, `not loading the library: memory cgroup ` + q(cg) + ` has`}},
 	})
 }

@@ -1,16 +1,17 @@
 //go:build harness
 
 // Package test tests the spank-otel shim's C code by driving its test
-// binaries: spank-otel-harness (the library checks and the helper process,
-// compiled from the same sources as the plugin) and spank-otel-mockslurm
-// (spank_otel.so itself in a stand-in for Slurm), with the fake, empty-Go,
-// faulting and real libraries.
+// binaries: spank-otel-stepdrive (a step around the step's helper,
+// spank-otel-helper: the library checks, the helper's start and each
+// task's call, compiled from the same sources as the plugin) and
+// spank-otel-mockslurm (spank_otel.so itself in a stand-in for Slurm), with
+// the fake, empty-Go, faulting and real libraries.
 //
 // It needs root (it changes file owners, creates cgroups and runs children
 // as uid 65534) and every binary below; `make ctest` builds them and runs
 //
-//	go test -tags harness -count=1 ./spank/harness/test/ -harness=... -mock=... \
-//	    -shim=... -testdata=... -go=... -fault=... -real=...
+//	go test -tags harness -count=1 ./spank/harness/test/ -stepdrive=... -stephelper=... \
+//	    -mock=... -shim=... -testdata=... -go=... -fault=... -real=...
 //
 // A check whose prerequisite is missing fails, naming it: nothing is ever
 // skipped. Each check is a subtest named for what it shows, so -run selects
@@ -42,7 +43,6 @@ import (
 // files are what the tests drive, by flag name: each test asks for those it
 // needs (need), and fails when one is not given.
 var files = map[string]*string{
-	"harness":    flag.String("harness", "", "spank-otel-harness (make -C spank harness)"),
 	"mock":       flag.String("mock", "", "spank-otel-mockslurm (make -C spank harness)"),
 	"shim":       flag.String("shim", "", "spank_otel.so, the plugin under test (make -C spank shim)"),
 	"testdata":   flag.String("testdata", "", "directory with libfake.so, libfake-noabi.so, libfake-abi2.so and libevil.so (make -C spank harness)"),
@@ -79,9 +79,10 @@ func TestMain(m *testing.M) {
 }
 
 // markerName=marker is in the environment of every process the tests start:
-// TestMain sets it in its own, which every command inherits, and a helper
-// (a clone that never executes anything) keeps its parent's. It is unique
+// TestMain sets it in its own, which every command inherits. It is unique
 // to this run, so that only processes this run started are ever killed.
+// The step's helper runs with an empty environment: noneRunning finds it
+// by its image.
 const markerName = "SPANK_OTEL_CTEST_RUN"
 
 var marker = fmt.Sprintf("%d.%d", os.Getpid(), time.Now().UnixNano())
@@ -336,14 +337,14 @@ func expectAlso(code int, want ...string) func(t testing.TB, r result) {
 }
 
 // tookAtMost is a follow-up check that the task's own figure for the whole
-// call (the line "helper STATUS in N us") is at most ms, with as much
+// call (the line "step helper STATUS in N us") is at most ms, with as much
 // again as slack: under twice ms. That slack is large enough that a
 // loaded machine's scheduling cannot break the check, and small enough
 // that it still tells one wait of ms from two, or from a wait for a
 // timeout several times ms.
 func tookAtMost(ms int) func(t testing.TB, r result) {
 	return func(t testing.TB, r result) {
-		us, ok := r.value(`^msg debug spank-otel: helper [a-z-]* in ([0-9]*) us `)
+		us, ok := r.value(`^task=0 log=debug step helper [a-z-]* in ([0-9]*) us$`)
 		n, err := strconv.Atoi(us)
 		if !ok || err != nil || n >= 2*ms*1000 {
 			t.Errorf("the call took %q us, want at most %d ms (under %d ms with the slack)", us, ms, 2*ms)
@@ -356,9 +357,8 @@ func tookAtMost(ms int) func(t testing.TB, r result) {
 // group or others all the way up, as the loader demands of a library's
 // path (/tmp will not do), removed at the end of the test.
 type lab struct {
-	dir     string
-	harness string
-	libs    map[string]string
+	dir  string
+	libs map[string]string
 }
 
 // base is where labs are made: /run, else beside the test libraries.
@@ -374,7 +374,7 @@ func newLab(t *testing.T) *lab {
 	if os.Geteuid() != 0 {
 		t.Fatal("the harness tests need root: they change file owners, create cgroups and run children as uid 65534")
 	}
-	l := &lab{harness: need(t, "harness"), libs: map[string]string{}}
+	l := &lab{libs: map[string]string{}}
 	dir, err := os.MkdirTemp(base(need(t, "testdata")), "spank-otel-test.")
 	if err != nil {
 		t.Fatal(err)
@@ -454,7 +454,7 @@ func (l *lab) chown(t testing.TB, name string, uid int) {
 	}
 }
 
-// taskEnv writes a task environment (NUL-separated, as the harness's
+// taskEnv writes a task environment (NUL-separated, as stepdrive's
 // --env-file reads it) to the lab's file name.
 func (l *lab) taskEnv(t testing.TB, name string, env ...string) string {
 	t.Helper()
@@ -493,15 +493,28 @@ func (l *lab) lib(t testing.TB, kind string) string {
 	return p
 }
 
-// run runs the harness with args.
-func (l *lab) run(args ...string) result { return run(nil, l.harness, args...) }
+// helper is the lab's copy of spank-otel-helper, which every run of
+// stepdrive starts (noneRunning looks for it by this path).
+func (l *lab) helper(t testing.TB) string {
+	t.Helper()
+	exe := l.copy(t, need(t, "stephelper"), "helper/spank-otel-helper")
+	l.chmod(t, "helper/spank-otel-helper", 0o755)
+	return exe
+}
 
-// onFake is a run of the harness on the fake library (which does what its
-// environment says) with a task environment.
+// drive runs spank-otel-stepdrive with args: a step of one task (unless
+// args say --tasks) around the lab's copy of spank-otel-helper.
+func (l *lab) drive(t testing.TB, args ...string) result {
+	t.Helper()
+	return run(nil, need(t, "stepdrive"), append([]string{"--helper", l.helper(t), "--tasks", "1"}, args...)...)
+}
+
+// onFake is a step of one task on the fake library (which does what its
+// task's environment says) with a task environment.
 func (l *lab) onFake(env []string, args ...string) func(t testing.TB) result {
 	return func(t testing.TB) result {
 		fenv := l.taskEnv(t, "fenv", env...)
-		return l.run(append([]string{"--lib", l.lib(t, "fake"), "--env-file", fenv}, args...)...)
+		return l.drive(t, append([]string{"--lib", l.lib(t, "fake"), "--env-file", fenv}, args...)...)
 	}
 }
 

@@ -31,12 +31,12 @@ type nodeCase struct {
 }
 
 // TestNodeFilesAnswerTheSearch builds fake nodes, device nodes included
-// (mknod, root), has the harness record them as the plugin's user_init
+// (mknod, root), has stepdrive record them as the plugin's user_init
 // does, and runs the GPU search of each task twice: from the records over
 // a node that fails the test if asked, and from the node's files. The
 // answers must be the same, and the records must answer every question.
 func TestNodeFilesAnswerTheSearch(t *testing.T) {
-	harness := need(t, "harness")
+	drive := need(t, "stepdrive")
 	gpus := func(cuda, step, onNode string) map[string]string {
 		return map[string]string{"CUDA_VISIBLE_DEVICES": cuda, "SLURM_STEP_GPUS": step, "SLURM_GPUS_ON_NODE": onNode}
 	}
@@ -88,7 +88,7 @@ func TestNodeFilesAnswerTheSearch(t *testing.T) {
 			root := fakeNode(t, nc)
 			env := filepath.Join(t.TempDir(), "env")
 			assertNil(t, os.WriteFile(env, []byte("SLURM_CONF=/etc/slurm/slurm.conf\n"), 0o644))
-			out, err := exec.Command(harness, "--dump-node-files", root, "--env-file", env).Output()
+			out, err := exec.Command(drive, "--dump-node-files", root, "--env-file", env).Output()
 			if err != nil {
 				t.Fatalf("--dump-node-files: %v", err)
 			}
@@ -126,7 +126,7 @@ func TestNodeFilesAnswerTheSearch(t *testing.T) {
 		write(t, root, "etc/slurm/gres.conf", gres)
 		env := filepath.Join(t.TempDir(), "env")
 		assertNil(t, os.WriteFile(env, []byte("SLURM_CONF=/etc/slurm/slurm.conf\n"), 0o644))
-		out, err := exec.Command(harness, "--dump-node-files", root, "--env-file", env).Output()
+		out, err := exec.Command(drive, "--dump-node-files", root, "--env-file", env).Output()
 		if err != nil {
 			t.Fatalf("--dump-node-files: %v", err)
 		}
@@ -144,7 +144,7 @@ func TestNodeFilesAnswerTheSearch(t *testing.T) {
 	check(t, "node files: none without the driver's directory", func(t *testing.T) {
 		root := t.TempDir()
 		write(t, root, "etc/slurm/gres.conf", "Name=gpu File=/dev/nvidia0\n")
-		out, err := exec.Command(harness, "--dump-node-files", root).CombinedOutput()
+		out, err := exec.Command(drive, "--dump-node-files", root).CombinedOutput()
 		if err == nil || !strings.Contains(string(out), "no node files: No such file or directory") {
 			t.Errorf("--dump-node-files of a node without GPUs: %v, %q", err, out)
 		}

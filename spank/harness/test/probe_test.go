@@ -44,22 +44,30 @@ func TestProbe(t *testing.T) {
 		{name: "probe: --call runs the library as the user, on the probe's environment",
 			run:  probeRun("--call", "--as-user", "65534", "--", "lib="+real),
 			want: []string{"^lib_status=called$", "^rc=1$", "^value=.*slurm\\.job\\.id\\.raw=4242", "^call_status=called$"}},
-		{name: "probe: --call, helper=step: the step's helper beside the library, checked, started and asked",
-			run: probeRun("--call", "--as-user", "65534", "--", "lib="+real, "helper=step"),
-			want: []string{"^helper=step$", "^step_helper=" + l.path("real/spank-otel-helper") + "$", "^step_helper_status=called$",
-				"^rc=1$", "^value=.*slurm\\.job\\.id\\.raw=4242", "^call_status=called$"}},
+		{name: "probe: --call: the step's helper beside the library, checked, started and asked",
+			run: probeRun("--call", "--as-user", "65534", "--", "lib="+real),
+			want: []string{"^step_helper=" + l.path("real/spank-otel-helper") + "$", "^step_helper_status=called$",
+				"^rc=1$", "^value=.*slurm\\.job\\.id\\.raw=4242", "^call_status=called$", "!^helper="}},
+		// An old plugstack.conf line: the same, and one info line.
+		{name: "probe: helper=task: one info line, the step's helper asked",
+			run: probeRun("--call", "--as-user", "65534", "--", "lib="+real, "helper=task"),
+			want: []string{"^msg info helper=task: the task's helper was removed; the step's helper serves every task \\(the argument can go\\)$",
+				"^step_helper_status=called$", "^call_status=called$", "!^msg error"}},
+		{name: "probe: helper=step accepted silently, any other value an error line",
+			run:  probeRun("lib="+real, "helper=step", "helper=fork"),
+			want: []string{"^msg error helper=fork: ignored \\(the step's helper serves every task\\)$", "!^msg info", "^lib_status=called$"}},
 		// srun spank-otel doctor in a job: the probe runs as the user, who
 		// cannot set SECBIT_NOROOT and needs not.
-		{name: "probe: --call as a user, helper=step: the step's helper started and asked without root",
+		{name: "probe: --call as a user: the step's helper started and asked without root",
 			run: func(t testing.TB) result {
-				return run(env, "setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", probe, "--call", "--", "lib="+real, "helper=step")
+				return run(env, "setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", probe, "--call", "--", "lib="+real)
 			},
 			want: []string{"^step_helper_status=called$", "^rc=1$", "^call_status=called$", "!^msg error"}},
-		{name: "probe: --call, helper=step without spank-otel-helper beside the library: named, not called",
+		{name: "probe: --call without spank-otel-helper beside the library: named, not called",
 			run: func(t testing.TB) result {
 				l.mkdir(t, "nohelper", 0o755)
 				lib := l.copy(t, real, "nohelper/lib.so")
-				return run(env, probe, "--call", "--as-user", "65534", "--", "lib="+lib, "helper=step")
+				return run(env, probe, "--call", "--as-user", "65534", "--", "lib="+lib)
 			}, code: 2,
 			want: []string{"^lib_status=called$", "^msg error cannot open " + l.path("nohelper/spank-otel-helper") + ": No such file or directory$",
 				"^step_helper_status=open-failed$", "^call_status=open-failed$", "!^rc="}},

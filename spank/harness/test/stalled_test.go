@@ -17,7 +17,7 @@ import (
 )
 
 // stallBound is what the recording may take past its timeout: the kill
-// reserve (at most 100 ms) and the start of the harness, on a loaded
+// reserve (at most 100 ms) and the start of stepdrive, on a loaded
 // machine.
 const stallBound = 700 * time.Millisecond
 
@@ -86,7 +86,7 @@ func processesNaming(s string) []string {
 // answers again.
 func TestNodeFilesStalled(t *testing.T) {
 	l := newLab(t)
-	harness := l.harness
+	drive := need(t, "stepdrive")
 	pci := []string{"0000:1b:00.0", "0000:2b:00.0"}
 	for _, hung := range []string{
 		"/proc/driver/nvidia/gpus/" + pci[1] + "/information",
@@ -103,7 +103,7 @@ func TestNodeFilesStalled(t *testing.T) {
 
 			const timeout = 1000
 			start := time.Now()
-			cmd := exec.Command(harness, "--dump-node-files", root, "--env-file", env, "--timeout", "1000")
+			cmd := exec.Command(drive, "--dump-node-files", root, "--env-file", env, "--timeout", "1000")
 			var stderr strings.Builder
 			cmd.Stderr = &stderr
 			out, err := cmd.Output()
@@ -134,9 +134,9 @@ func TestNodeFilesStalled(t *testing.T) {
 			start = time.Now()
 			// The lab's copy: the checkout may sit below a directory others can
 			// write (mktemp -d in /tmp), which the library's path rule refuses.
-			r := run(nil, harness, "--lib", l.lib(t, "real"), "--node-files", root, "--env-file", env, "--timeout", "1000")
+			r := l.drive(t, "--lib", l.lib(t, "real"), "--node-files", root, "--env-file", env, "--timeout", "1000")
 			took = time.Since(start)
-			r.expect(t, 0, `^rc=1$`, `^value=.*slurm\.job\.id=7`, `!^value=.*nv\.gpu\.`,
+			r.expect(t, 0, `^task=0 status=called rc=1 value=.*slurm\.job\.id=7`, `!^task=0 status=.* value=.*nv\.gpu\.`,
 				`no GPU UUIDs: .*reading `+regexp.QuoteMeta(hung)+` did not finish within the plugin's timeout`,
 				`gpu search: node files from the step, whose reading stalled: none read`)
 			if took > 2*timeout*time.Millisecond+stallBound {
