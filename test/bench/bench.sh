@@ -2,26 +2,27 @@
 # make bench: what spank-otel costs, each figure printed with the command
 # that produced it.
 #
-#  1. the per-task path of the plugin: the task forks the helper, the helper
-#     loads the library and answers, the task reaps it. libspankotel.so vs
+# 1s. the per-task path of the plugin: a step of BATCH tasks around the
+#     step's helper (spank-otel-helper, started once per step, loading the
+#     library at the first request), each task asking on its own socket;
+#     per task, the step's time divided by its tasks. libspankotel.so vs
 #     the same library with its call skipped (what loading it costs) vs an
-#     empty Go c-shared library vs a plain C library (whose figure is the
-#     helper's own cost: fork + socket + reap), interleaved. Then the tail
-#     with many tasks starting at once, which sets the timeout= default.
-# 1g. the same on a cluster node with (fake) GPUs, for a task given two:
+#     empty Go c-shared library, interleaved, with the calls' median from
+#     the helper's debug line.
+# 1b. many steps starting at once, one task each (every task pays a
+#     helper's start and load): the tail that sets the timeout= default.
+# 1gs. section 1s on a cluster node with (fake) GPUs, for a task given two:
 #     what finding a task's GPUs adds.
-# 1s, 1gs. sections 1 and 1g with helper=step: one helper per step of BATCH
-#     tasks (spank-otel-helper), each task asking on its own socket; per
-#     task, the step's time divided by its tasks.
 #  2. step launch in the cluster: srun -O -N2 -n8 true, plugin on vs off.
 #  3. the Go benchmarks, with the OpenTelemetry SDK's decoder beside ours.
 #  4. what a per-task `eval "$(python3 -c ...)"` costs, for comparison.
 #
 # The last three lines are the ratios, in a fixed form.
 #
-# BENCH_SECTIONS="1 3" runs only the sections listed (1, 1b, 1s, 1g, 1gs, 2, 3,
-# 4); the
-# default is all of them. The other BENCH_* settings are below.
+# BENCH_SECTIONS="1s 3" runs only the sections listed (1s, 1b, 1gs, 2, 3,
+# 4); the default is all of them. The other BENCH_* settings are below.
+# (Sections 1 and 1g timed the task's own helper, helper=task, which is
+# gone; docs/performance.md keeps their figures as history.)
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -32,11 +33,10 @@ batch=${BENCH_BATCH:-5}         # tasks in a row from one library
 copies=${BENCH_COPIES:-4}       # copies of each library file
 pairs=${BENCH_PAIRS:-30}        # srun on/off pairs
 slurm=${SLURM:-26.05}
-sections=" ${BENCH_SECTIONS:-1 1b 1s 1g 1gs 2 3 4} "
-# The harness and the empty Go library, built against the headers the
-# Makefile downloads (make headers), in a directory of their own.
+sections=" ${BENCH_SECTIONS:-1s 1b 1gs 2 3 4} "
+# The step's helper, its driver and the empty Go library, built in a
+# directory of their own.
 spankbuild=$top/build/bench-spank
-harness=$spankbuild/spank-otel-harness
 stepdrive=$spankbuild/spank-otel-stepdrive
 stephelper=$spankbuild/spank-otel-helper
 testdata=$spankbuild/testdata
@@ -47,7 +47,7 @@ show() { printf '$ %s\n' "$*"; }
 
 # quantiles DIVISOR Q...: the numbers on stdin at each quantile Q (nearest
 # rank), divided by DIVISOR and truncated; "-" for each when there are none.
-# Sections 1 and 4 read every percentile through it.
+# Sections 1s, 1b and 4 read every percentile through it.
 quantiles() {
 	local div=$1; shift
 	sort -n | awk -v div="$div" -v qs="$*" '{ v[NR] = $1 } END {
@@ -73,121 +73,42 @@ table() {
 	done
 }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a / b }'; }
-# faults FILE NAME...: the median page faults per task of each library in
-# FILE (interleave.sh's lines: name, nanoseconds, page faults): the memory
-# a task and its helper touch, steadier than the times.
-faults() {
-	local file=$1 name out=; shift
-	for name in "$@"; do
-		out+="${out:+, }$name $(awk -v n="$name" '$1 == n { print $3 }' "$file" | median)"
-	done
-	printf 'page faults per task (the task and its helper), medians: %s\n' "$out"
-}
-# The libraries sections 1 and 1g time.
+# The libraries sections 1s and 1gs time.
 declare -A src=(
 	[ours]=$build/libspankotel.so
 	[loadonly]=$build/bench/libspankotel-loadonly.so
 	[emptygo]=$testdata/libgoempty.so
 	[emptygo2]=$testdata/libgoempty.so
-	[plainc]=$testdata/libfake.so
 )
 stage_runs=${BENCH_STAGE_RUNS:-300}
 
 make -s lib cli build/bench/libspankotel-loadonly.so >/dev/null   # paths as the Makefile names them
-make -s -C spank harness goempty BUILD="$spankbuild" SLURM_INCLUDE="$top/build/slurm-headers/$slurm/usr/include" >/dev/null
+make -s -C spank stephelper goempty "$stepdrive" BUILD="$spankbuild" >/dev/null
 
-# --- 1. per-task cost -------------------------------------------------------
+# --- 1s, 1b: the libraries' copies --------------------------------------------
 rounds=$(( forks / batch ))
 envfile=$(mktemp) libdir=
 trap 'rm -f "$envfile" "$tmp"/* 2>/dev/null; rmdir "$tmp" 2>/dev/null; [ -z "$libdir" ] || rm -rf "$libdir"' EXIT
 tmp=$(mktemp -d)
 { cat detect/slurm/testdata/task-env.txt; printf 'OTEL_RESOURCE_ATTRIBUTES=%s\n' "$(cat detect/slurm/testdata/carrier-25.txt)"; } > "$envfile"
-ratio_go=- noise=- step_ratio=- p50_ours= step_go=- step_noise=- gpu_step=- gpu_step_noise=-
+step_ratio=- step_go=- step_noise=- gpu_step=- gpu_step_noise=-
 # The library copies live where the plugin's rule for a library holds: a
 # root-owned directory that no one else can write, all the way up. Not in
 # build/: a checkout under /tmp (1777) or in a home directory would fail
-# that rule, and the harness refuses to load them. /var/cache/spank-otel is
+# that rule, and the step's helper refuses to load them. /var/cache/spank-otel is
 # the project's own root-owned cache (the cluster keeps its base images
 # there); /run would do too, but is a tmpfs on most machines, and the
 # copies' page-cache placement is part of what is timed. The directory
 # goes when the bench ends.
-if want 1 || want 1b || want 1s; then
+if want 1b || want 1s; then
 	install -d -m 0755 /var/cache/spank-otel
 	libdir=$(mktemp -d /var/cache/spank-otel/bench-libs.XXXXXX)
 	chmod 0755 "$libdir"
 fi
-if want 1; then
-say "1. per-task cost: task fork, helper fork, load, call, answer, reap; $forks tasks each, in $rounds interleaved batches of $batch"
-# The noise: "emptygo'" is a second set of copies of the empty library,
-# whose ratio to emptygo is printed beside the figures (interleave.sh says
-# how the runs are kept fair).
-names=(ours loadonly emptygo emptygo2 plainc)
-for name in "${names[@]}"; do
-	for ((c = 0; c < copies; c++)); do cp "${src[$name]}" "$libdir/$name.$c.so"; done
-done
-test/bench/interleave.sh "$harness" "$libdir" "$envfile" "$rounds" "$batch" "$copies" "${names[@]}" > "$tmp/times"
-for name in "${names[@]}"; do awk -v n="$name" '$1 == n { print $2 }' "$tmp/times" > "$tmp/$name"; done
-show "$harness --bench $batch --lib LIB --env-file <60-variable task env + 25-key carrier>   (×$rounds batches per LIB, $copies copies each)"
-printf '%-10s %8s %8s %8s %8s   %s\n' library p50_us p90_us p99_us p99.9_us size
-for name in "${names[@]}"; do
-	read -r p50 p90 p99 p999 < <(percentiles "$tmp/$name")
-	eval "p50_$name=$p50 p90_$name=$p90 p99_$name=$p99"
-	label=$name; [ "$name" = emptygo2 ] && label="emptygo'"
-	printf '%-10s %8d %8d %8d %8d   %s bytes\n' "$label" "$p50" "$p90" "$p99" "$p999" "$(stat -c %s "${src[$name]}")"
-done
-printf 'the helper on its own (fork + socket + reap, plain C library): p50 %d us\n' "$p50_plainc"
-ratio_go=$(ratio "$p50_ours" "$p50_emptygo")
-printf 'ratios at p50: ours/emptygo %s  ours/plainc %s  (p90 %s, p99 %s vs emptygo)\n' "$ratio_go" \
-	"$(ratio "$p50_ours" "$p50_plainc")" "$(ratio "$p90_ours" "$p90_emptygo")" "$(ratio "$p99_ours" "$p99_emptygo")"
-noise=$(ratio "$p50_emptygo2" "$p50_emptygo")
-printf "noise of this run: emptygo'/emptygo at p50 %s (the same library; 1.000 would be none)\n" "$noise"
-printf 'of that: loading ours, its call skipped, loadonly/emptygo %s; the call, ours/loadonly %s (%+d us)\n' \
-	"$(ratio "$p50_loadonly" "$p50_emptygo")" "$(ratio "$p50_ours" "$p50_loadonly")" "$(( p50_ours - p50_loadonly ))"
-faults "$tmp/times" ours loadonly emptygo plainc
 
-# The helper times its stages itself and says so in a debug line: moving
-# into the task's cgroups, CPU and process group and dropping privileges,
-# loading the library and starting its runtime, and the call. The task
-# waits for all three: the helper can only start once Slurm has placed the
-# task, in task_init.
-for ((r = 0; r < stage_runs; r++)); do
-	for name in ours loadonly emptygo; do
-		"$harness" --lib "$libdir/$name.$((r % copies)).so" --env-file "$envfile" |
-			sed -n "s/.*helper: placed in \([0-9]*\) us, library loaded and started in \([0-9]*\) us, call \([0-9]*\) us\$/$name \2 \3 \1/p"
-	done
-done > "$tmp/stages"
-show "$harness --lib LIB --env-file <task env>   (×$stage_runs per LIB, interleaved; the helper's debug line)"
-printf '%-10s %8s %8s %8s   (medians of %d each)\n' library place_us load_us call_us "$stage_runs"
-for name in ours loadonly emptygo; do
-	printf '%-10s %8s %8s %8s\n' "$name" "$(awk -v n="$name" '$1 == n { print $4 }' "$tmp/stages" | median)" \
-		"$(awk -v n="$name" '$1 == n { print $2 }' "$tmp/stages" | median)" \
-		"$(awk -v n="$name" '$1 == n { print $3 }' "$tmp/stages" | median)"
-done
-
-# Initialising packages that the empty library does not link, which was
-# most of the difference once: the runtime reports each package's init
-# under GODEBUG=inittrace=1, which the helper inherits, and the helper's
-# stderr reaches the log.
-init_runs=${BENCH_INIT_RUNS:-30}
-for ((r = 0; r < init_runs; r++)); do
-	for name in ours emptygo; do
-		GODEBUG=inittrace=1 "$harness" --lib "$libdir/$name.$((r % copies)).so" --env-file "$envfile" 2>&1 |
-			sed -n "s/.*helper stderr: init \([^ ]*\) @[^,]*, \([0-9.]*\) ms clock.*/$name $r \1 \2/p"
-	done
-done > "$tmp/inits"
-# Twice over the file: the empty library's packages first, then ours.
-awk 'NR == FNR { if ($1 == "emptygo") base[$3] = 1; next }
-	$1 == "ours" { runs[$2] = 1; if (!($3 in base)) { us[$2] += $4 * 1000; print "pkg", $3 } }
-	END { for (r in runs) print "us", us[r] + 0 }' "$tmp/inits" "$tmp/inits" > "$tmp/extra"
-show "GODEBUG=inittrace=1 $harness --lib LIB --env-file <task env>   (×$init_runs per LIB, interleaved)"
-printf 'package initialisation beyond the empty library: median %s us per task (%s)\n' \
-	"$(awk '$1 == "us" { print $2 }' "$tmp/extra" | median)" \
-	"$(awk '$1 == "pkg" { print $2 }' "$tmp/extra" | sort -u | paste -sd, -)"
-fi
-
-# --- 1s. per-task cost with helper=step -------------------------------------
+# --- 1s. per-task cost ------------------------------------------------------
 if want 1s; then
-say "1s. per-task cost with helper=step: steps of $batch tasks around one helper each (the load once per step), $forks tasks each, in $rounds interleaved steps"
+say "1s. per-task cost: steps of $batch tasks around one helper each (the load once per step), $forks tasks each, in $rounds interleaved steps"
 step_names=(ours loadonly emptygo emptygo2)
 for name in "${step_names[@]}"; do
 	for ((c = 0; c < copies; c++)); do [ -f "$libdir/$name.$c.so" ] || cp "${src[$name]}" "$libdir/$name.$c.so"; done
@@ -199,25 +120,40 @@ step_go=$(ratio "$step_ours" "$step_emptygo")
 step_noise=$(ratio "$step_emptygo2" "$step_emptygo")
 printf "ratios at p50, helper=step: ours/emptygo %s (noise emptygo'/emptygo %s); loadonly/emptygo %s\n" \
 	"$step_go" "$step_noise" "$(ratio "$step_loadonly" "$step_emptygo")"
-[ -z "$p50_ours" ] || printf 'ours per task, helper=step against helper=task (section 1): %s\n' "$(ratio "$step_ours" "$p50_ours")"
+# The helper times the load and each call itself and says so in a debug
+# line, which the driver prints for each task: a step of one task, so that
+# every run loads the library.
+for ((r = 0; r < stage_runs; r++)); do
+	for name in ours loadonly emptygo; do
+		"$stepdrive" --helper "$stephelper" --lib "$libdir/$name.$((r % copies)).so" --tasks 1 --env-file "$envfile" |
+			sed -n "s/.*step helper: library loaded and started in \([0-9]*\) us (once for the step), call \([0-9]*\) us\$/$name \1 \2/p"
+	done
+done > "$tmp/stages"
+show "spank-otel-stepdrive --helper spank-otel-helper --lib LIB --tasks 1 --env-file <task env>   (×$stage_runs per LIB, interleaved; the helper's debug line)"
+printf '%-10s %8s %8s   (medians of %d each)\n' library load_us call_us "$stage_runs"
+for name in ours loadonly emptygo; do
+	printf '%-10s %8s %8s\n' "$name" "$(awk -v n="$name" '$1 == n { print $2 }' "$tmp/stages" | median)" \
+		"$(awk -v n="$name" '$1 == n { print $3 }' "$tmp/stages" | median)"
+done
 fi
 
-# --- 1b. many tasks at once ------------------------------------------------
+# --- 1b. many steps at once ------------------------------------------------
+# A step of one task is the longest a task waits: its helper starts, loads
+# the library and answers it alone, and 16 of them share the CPUs.
 conc=${BENCH_CONCURRENT:-16}
 if want 1b; then
-if ! want 1; then # no copies from 1. to start from
-	cp "$build/libspankotel.so" "$libdir/ours.0.so"
-fi
-say "1b. $conc tasks starting at once on $(nproc) CPUs, 40 rounds: the tail that sets the timeout= default"
-show "$conc × $harness --bench 40 --lib $build/libspankotel.so --env-file <task env>   (in parallel)"
+[ -f "$libdir/ours.0.so" ] || cp "$build/libspankotel.so" "$libdir/ours.0.so"
+say "1b. $conc steps of one task starting at once on $(nproc) CPUs, 40 rounds: the tail that sets the timeout= default"
+show "$conc × spank-otel-stepdrive --helper spank-otel-helper --tasks 1 --bench 40 --lib $build/libspankotel.so --env-file <task env>   (in parallel)"
 for ((i = 0; i < conc; i++)); do
-	"$harness" --bench 40 --lib "$libdir/ours.0.so" --env-file "$envfile" > "$tmp/conc.$i" &
+	"$stepdrive" --helper "$stephelper" --tasks 1 --bench 40 --lib "$libdir/ours.0.so" --env-file "$envfile" > "$tmp/conc.$i" &
 done
 wait
-cat "$tmp"/conc.* > "$tmp/conc"
+# The driver's microseconds, as nanoseconds for percentiles.
+sed -n 's/^bench_us=\([0-9]*\)$/\1000/p' "$tmp"/conc.* > "$tmp/conc"
 read -r c50 c90 c99 c999 < <(percentiles "$tmp/conc")
 timeout_ms=$(sed -n 's/^#define SO_DEFAULT_TIMEOUT_MS \([0-9]*\)$/\1/p' spank/args.h)
-printf 'per task, %d at once: p50 %d us, p99 %d us, p99.9 %d us (of %d); timeout= default %d ms is %dx the p99.9\n' \
+printf 'per task, %d steps at once: p50 %d us, p99 %d us, p99.9 %d us (of %d); timeout= default %d ms is %dx the p99.9\n' \
 	"$conc" "$c50" "$c99" "$c999" "$(wc -l < "$tmp/conc")" "$timeout_ms" "$(( timeout_ms * 1000 / (c999 > 0 ? c999 : 1) ))"
 fi
 
@@ -251,8 +187,8 @@ if command -v python3 >/dev/null; then
 fi
 show "eval \"\$($build/spank-otel export)\""
 printf 'spank-otel      p50 %6d us\n' "$(timeit "$build/spank-otel" export)"
-if [ -n "$p50_ours" ]; then
-	printf 'plugin per task p50 %6d us  (from 1.)\n' "$p50_ours"
+if [ -n "${step_ours:-}" ]; then
+	printf 'plugin per task p50 %6d us  (from 1s.)\n' "$step_ours"
 fi
 fi
 
@@ -278,25 +214,24 @@ read -r on_med off_med step_ratio < <(awk '{ on[NR] = $1; off[NR] = $2; r[NR] = 
 printf 'median srun -O -N2 -n8 true: on %d ms, off %d ms; median of the %d pair ratios %s\n' "$on_med" "$off_med" "$pairs" "$step_ratio"
 fi
 
-# --- 1g. per-task cost on a node with GPUs ---------------------------------
-# Section 1 on compute node c1 of the site cluster, which has four fake
+# --- 1gs. per-task cost on a node with GPUs --------------------------------
+# Section 1s on compute node c1 of the site cluster, which has four fake
 # GPUs (gres.conf, device nodes, the driver's tree; see entrypoint.sh), for
 # a task that Slurm gave two of them: the whole search of package gpu, on
 # the files a real node has. The task's environment is a real one: a step
 # of a batch job, with the plugin off for that step only, so that it holds
 # what the batch script inherited from the plugin, as a task of a training
-# job's srun does. The harness reads the node's files once, as the plugin's
-# user_init does for each step (--node-files /), and every helper gets
-# them; what that read costs per step is printed after the ratios. Every
-# timed helper runs in a device cgroup that admits what that task's own
+# job's srun does. The driver reads the node's files once per step, as the
+# plugin's user_init does (--node-files /), every task asks which GPUs it
+# may use and its request carries both to the step's helper. Every timed
+# step runs in a device cgroup that admits what that task's own
 # cgroup admitted (its devices.list, copied from the step), so that the
 # search asks the kernel and answers as it does in the job: in the
 # container's cgroup every GPU of the node is admitted, more than the
 # task's two, and the search would time its refusal instead.
-gpu_ratio=- gpu_noise=-
-if want 1g; then
+if want 1gs; then
 node_rounds=$(( ${BENCH_NODE_FORKS:-1200} / batch ))
-say "1g. per-task cost on node c1 of the Slurm $slurm cluster (4 fake GPUs), a task given 2 of them; ${BENCH_NODE_FORKS:-1200} tasks each"
+say "1gs. per-task cost on node c1 of the Slurm $slurm cluster (4 fake GPUs), a task given 2 of them; ${BENCH_NODE_FORKS:-1200} tasks each"
 test/slurm-docker/cluster up --slurm "$slurm" >/dev/null
 on_c1() { test/slurm-docker/cluster exec --slurm "$slurm" --node c1 --root -- "$@"; }
 stage=$(mktemp -d)
@@ -317,7 +252,7 @@ node_names=(ours loadonly emptygo emptygo2)
 for name in "${node_names[@]}"; do
 	for ((c = 0; c < copies; c++)); do cp "${src[$name]}" "$stage/$name.$c.so"; done
 done
-cp "$harness" "$stepdrive" "$stephelper" test/bench/interleave.sh "$stage/"
+cp "$stepdrive" "$stephelper" test/bench/interleave.sh "$stage/"
 # Root-owned all the way up, as the plugin's rule for a library wants.
 dir=/var/cache/spank-otel-bench
 tar -C "$stage" -c --owner=0 --group=0 . | on_c1 sh -c "rm -rf $dir && install -d -m 0755 $dir && tar -x -o -C $dir"
@@ -327,57 +262,30 @@ rm -rf "$stage"
 devcg=/sys/fs/cgroup/devices/spank-otel-bench
 on_c1 sh -c "mkdir -p $devcg && echo a > $devcg/devices.deny && while read -r l; do echo \"\$l\" > $devcg/devices.allow; done < $dir/devices.list"
 in_task_devices() { on_c1 sh -c 'echo $$ > '"$devcg"'/cgroup.procs && exec "$@"' sh "$@"; }
-show "cluster exec --node c1 -- env HARNESS_OPTS='--node-files /' interleave.sh spank-otel-harness DIR <env of srun in sbatch --gres=gpu:2 on c1> $node_rounds $batch $copies ${node_names[*]}"
-in_task_devices env HARNESS_OPTS="--node-files /" "$dir/interleave.sh" "$dir/spank-otel-harness" "$dir" "$dir/env.gpu" "$node_rounds" "$batch" "$copies" "${node_names[@]}" > "$tmp/node"
-table "$tmp/node" node "${node_names[@]}"
-gpu_ratio=$(ratio "$node_ours" "$node_emptygo")
-gpu_noise=$(ratio "$node_emptygo2" "$node_emptygo")
+show "cluster exec --node c1 -- env STEP_HELPER=spank-otel-helper STEPDRIVE_OPTS='--node-files /' interleave.sh spank-otel-stepdrive DIR <env of srun in sbatch --gres=gpu:2 on c1> $node_rounds $batch $copies ${node_names[*]}"
+in_task_devices env STEP_HELPER="$dir/spank-otel-helper" STEPDRIVE_OPTS="--node-files /" "$dir/interleave.sh" \
+	"$dir/spank-otel-stepdrive" "$dir" "$dir/env.gpu" "$node_rounds" "$batch" "$copies" "${node_names[@]}" > "$tmp/node.steps"
+table "$tmp/node.steps" nodestep "${node_names[@]}"
+gpu_step=$(ratio "$nodestep_ours" "$nodestep_emptygo")
+gpu_step_noise=$(ratio "$nodestep_emptygo2" "$nodestep_emptygo")
 printf "ratios at p50 on c1: ours/emptygo %s (noise emptygo'/emptygo %s); loadonly/emptygo %s\n" \
-	"$gpu_ratio" "$gpu_noise" "$(ratio "$node_loadonly" "$node_emptygo")"
-faults "$tmp/node" ours loadonly emptygo
-# The call alone, from the helper's debug line: the task given GPUs, with
-# the step's records of the node's files and reading the node itself, and
-# the same task without its GPU variables; and what the records cost the
-# step parent, once per step.
-show "cluster exec --node c1 -- spank-otel-harness --lib ours --env-file ENV [--node-files /]   (×$stage_runs each, interleaved; the helper's debug line)"
-in_task_devices bash -c 'for ((r = 0; r < '"$stage_runs"'; r++)); do for e in gpu gpu-node none; do
-	files="--node-files /"; [ "$e" = gpu-node ] && files=
-	"$0/spank-otel-harness" $files --lib "$0/ours.$((r % '"$copies"')).so" --env-file "$0/env.${e%-node}" 2>&1 |
-		sed -n -e "s/.*, call \([0-9]*\) us\$/$e \1/p" -e "s/^node_files=[0-9]* bytes=[0-9]* read_us=\([0-9]*\)\$/read \1/p" \
-			-e "s/^value=.*nv\.gpu\.count=\([0-9]*\).*/$e-gpus \1/p"; done; done' "$dir" > "$tmp/node.calls"
+	"$gpu_step" "$gpu_step_noise" "$(ratio "$nodestep_loadonly" "$nodestep_emptygo")"
+# The call alone, from the helper's debug line: the task given GPUs and
+# the same task without its GPU variables, steps of one task.
+show "cluster exec --node c1 -- spank-otel-stepdrive --helper spank-otel-helper --lib ours --tasks 1 --env-file ENV --node-files /   (×$stage_runs each, interleaved; the helper's debug line)"
+in_task_devices bash -c 'for ((r = 0; r < '"$stage_runs"'; r++)); do for e in gpu none; do
+	"$0/spank-otel-stepdrive" --helper "$0/spank-otel-helper" --node-files / --tasks 1 --lib "$0/ours.$((r % '"$copies"')).so" --env-file "$0/env.$e" 2>&1 |
+		sed -n -e "s/.*, call \([0-9]*\) us\$/$e \1/p" -e "s/^task=0 status=called .*nv\.gpu\.count=\([0-9]*\).*/$e-gpus \1/p"; done; done' "$dir" > "$tmp/node.calls"
 # What is timed must be the search that answers: each task given GPUs
 # got its two, as in the job.
-[ "$(grep -c -x 'gpu-gpus 2' "$tmp/node.calls")" -eq "$stage_runs" ] && [ "$(grep -c -x 'gpu-node-gpus 2' "$tmp/node.calls")" -eq "$stage_runs" ] ||
+[ "$(grep -c -x 'gpu-gpus 2' "$tmp/node.calls")" -eq "$stage_runs" ] ||
 	{ echo "bench: not every timed task given GPUs got nv.gpu.count=2 on c1" >&2; exit 1; }
-printf 'call, median: a task given 2 GPUs %s us (%s us reading the node itself), the same task without GPUs %s us\n' \
-	"$(awk '$1 == "gpu" { print $2 }' "$tmp/node.calls" | median)" "$(awk '$1 == "gpu-node" { print $2 }' "$tmp/node.calls" | median)" \
-	"$(awk '$1 == "none" { print $2 }' "$tmp/node.calls" | median)"
-printf "the step parent's read of the node's files, once per step, median: %s us\n" \
-	"$(awk '$1 == "read" { print $2 }' "$tmp/node.calls" | median)"
-if want 1gs; then
-	# The same tasks with helper=step: each step records the node's files
-	# once, and each task asks itself which GPUs it may use.
-	show "cluster exec --node c1 -- env STEP_HELPER=spank-otel-helper HARNESS_OPTS='--node-files /' interleave.sh spank-otel-stepdrive DIR <env> $node_rounds $batch $copies ${node_names[*]}"
-	in_task_devices env STEP_HELPER="$dir/spank-otel-helper" HARNESS_OPTS="--node-files /" "$dir/interleave.sh" \
-		"$dir/spank-otel-stepdrive" "$dir" "$dir/env.gpu" "$node_rounds" "$batch" "$copies" "${node_names[@]}" > "$tmp/node.steps"
-	table "$tmp/node.steps" nodestep "${node_names[@]}"
-	gpu_step=$(ratio "$nodestep_ours" "$nodestep_emptygo")
-	gpu_step_noise=$(ratio "$nodestep_emptygo2" "$nodestep_emptygo")
-	printf "ratios at p50 on c1, helper=step: ours/emptygo %s (noise emptygo'/emptygo %s); ours against helper=task %s\n" \
-		"$gpu_step" "$gpu_step_noise" "$(ratio "$nodestep_ours" "$node_ours")"
-	# What is timed must be the search that answers: a task given GPUs
-	# gets its two.
-	in_task_devices "$dir/spank-otel-stepdrive" --helper "$dir/spank-otel-helper" --lib "$dir/ours.0.so" --tasks 2 \
-		--env-file "$dir/env.gpu" --node-files / > "$tmp/node.stepcheck" 2>&1 || true
-	[ "$(grep -c 'status=called .*nv\.gpu\.count=2' "$tmp/node.stepcheck")" -eq 2 ] ||
-		{ echo "bench: a helper=step task given GPUs did not get nv.gpu.count=2 on c1:" >&2; cat "$tmp/node.stepcheck" >&2; exit 1; }
-fi
+printf 'call, median: a task given 2 GPUs %s us, the same task without GPUs %s us\n' \
+	"$(awk '$1 == "gpu" { print $2 }' "$tmp/node.calls" | median)" "$(awk '$1 == "none" { print $2 }' "$tmp/node.calls" | median)"
 on_c1 sh -c "rm -rf $dir && rmdir $devcg"
 fi
 
 echo
-echo "per-task p50 ratio vs empty Go library: $ratio_go (noise $noise)"
-echo "per-task p50 ratio vs empty Go library on a node with GPUs: $gpu_ratio (noise $gpu_noise)"
+echo "per-task p50 ratio vs empty Go library: $step_go (noise $step_noise)"
+echo "per-task p50 ratio vs empty Go library on a node with GPUs: $gpu_step (noise $gpu_step_noise)"
 echo "srun step ratio plugin on/off: $step_ratio"
-echo "per-task p50 ratio vs empty Go library, helper=step: $step_go (noise $step_noise)"
-echo "per-task p50 ratio vs empty Go library on a node with GPUs, helper=step: $gpu_step (noise $gpu_step_noise)"

@@ -404,7 +404,7 @@ var basicTests = []string{
 	"TestRankOption",
 	"TestTaskProcessUntouched",
 	"TestContainerPlugin",
-	"TestHelperPlacement",
+	"TestStepHelperPlacement",
 }
 
 // releaseIndependent are the site tests that check nothing a Slurm

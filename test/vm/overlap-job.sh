@@ -1,19 +1,16 @@
 #!/bin/bash
 # The batch job of checks.sh's overlap check (sbatch -n8 -O --mem=320M,
-# the plugin's library test/faultlib), on cgroup v2 what
-# test/cluster/memory_test.go's TestOverlappingHelpers does on v1 (issue
-# 43, section 2). Arguments: the output directory, then srun's extra
-# option ("" or --oom-kill-step), then cases NAME:ROOM:ALLOC, each a step
-# of 8 tasks: the job holds all of its memory but ROOM MiB (a process
-# holding the rest; clean page cache counted free, as the helper counts
-# it), and test/faultlib's barrier holds each helper that reached the
-# library until all 8 have, then it allocates ALLOC MiB and computes the
-# task's value as the real library does. Per case, in OUT/NAME.*: room
-# (what was held), rc (srun's exit), srun.err, task.N (what each task
-# got), and cgroups.step / cgroups.job: memory.events and memory.oom.group
-# of every cgroup of the job, read by task 0 once all 8 tasks run (every
-# helper has ended then, and the step's cgroups exist) and by the script
-# after the step.
+# the real library), on cgroup v2 what test/cluster/memory_test.go's
+# TestOverlappingHelpers does on v1 (issue 43, sections 2 and 3).
+# Arguments: the output directory, then srun's extra option ("" or
+# --oom-kill-step), then cases NAME:ROOM, each a step of 8 tasks that ask
+# the step's one helper at once while the job holds all of its memory but
+# ROOM MiB (a process holding the rest; clean page cache counted free, as
+# the helper counts it). Per case, in OUT/NAME.*: room (what was held), rc
+# (srun's exit), srun.err, task.N (what each task got), and cgroups.step /
+# cgroups.job: memory.events and memory.oom.group of every cgroup of the
+# job, read by task 0 once all 8 tasks run (each has had its answer then,
+# and the step's cgroups exist) and by the script after the step.
 out=$1 opt=$2
 shift 2
 # The job's cgroup: the parent of the batch step's (the SLUID in 26.05).
@@ -34,10 +31,11 @@ used() {
 }
 mkdir -p "$out"
 export job
-export -f report
+# For task 0, run through sh, which drops exported bash functions.
+{ declare -f report; echo report; } >"$out/report.sh"
 limit=$(($(cat "$job/memory.max") / 1048576))
 for c in "$@"; do
-	IFS=: read -r name room alloc <<<"$c"
+	IFS=: read -r name room <<<"$c"
 	o=$out/$name
 	hold=$((limit - $(used) - room))
 	rm -f "$out/held"
@@ -45,18 +43,18 @@ for c in "$@"; do
 	holder=$!
 	while [ ! -e "$out/held" ]; do sleep 0.1; done
 	echo "limit $limit MiB, held $hold MiB, in use $(used) MiB: room $((limit - $(used))) MiB" >"$o.room"
-	export o
+	export out o holder
+	# Each task's first act, once spank-otel is done with it, ends the
+	# holder: what the tasks then need is theirs, not the plugin's.
 	# shellcheck disable=SC2086 # opt is one option or none
-	srun $opt -n8 -O --export=ALL,SPANK_OTEL_TEST_FAULT=barrier,SPANK_OTEL_TEST_ALLOC_MIB="$alloc",SPANK_OTEL_TEST_BARRIER_MS=30000 \
-		bash -c 'printf "%s\n" "JOB=$SLURM_JOB_ID" "STEP=$SLURM_STEP_ID" "TASK=$SLURM_PROCID" \
+	srun $opt -n8 -O sh -c 'kill "$holder" 2>/dev/null; exec bash -c "$0"' 'printf "%s\n" "JOB=$SLURM_JOB_ID" "STEP=$SLURM_STEP_ID" "TASK=$SLURM_PROCID" \
 			"NTASKS=$SLURM_STEP_NUM_TASKS" "OTEL=${OTEL_RESOURCE_ATTRIBUTES:-}" >"$o.task.$SLURM_PROCID"
 		if [ "$SLURM_PROCID" = 0 ]; then
 			for i in $(seq 600); do [ "$(ls "$o".task.* | wc -l)" -ge 8 ] && break; sleep 0.1; done
-			report >"$o.cgroups.step"
+			bash "$out/report.sh" >"$o.cgroups.step"
 		fi' 2>"$o.srun.err"
 	echo $? >"$o.rc"
 	report >"$o.cgroups.job"
-	kill "$holder"
-	wait "$holder" 2>/dev/null
-	rm -rf /tmp/spank-otel-barrier."$SLURM_JOB_ID".*
+	kill "$holder" 2>/dev/null
+	wait "$holder" 2>/dev/null || true
 done
