@@ -367,7 +367,7 @@ demo: dockerd backend-deps
 	test/slurm-docker/cluster up --slurm $(SLURM)
 	test/slurm-docker/demo.sh $(SLURM)
 
-bench: lib dockerd headers
+bench: lib dockerd
 	test/bench/bench.sh
 
 clean:
