@@ -42,6 +42,19 @@ stephelper=$spankbuild/spank-otel-helper
 testdata=$spankbuild/testdata
 
 say() { printf '\n== %s\n' "$*"; }
+# Sections 2 and 1gs run in the test cluster. One this run brought up goes
+# down when it ends, so that nothing the bench started outlives it; one
+# that was up already (make demo's) is left as it was.
+cluster_was=
+cluster_up() {
+	local ctld
+	if [ -z "$cluster_was" ]; then
+		ctld=$(test/slurm-docker/cluster containers --slurm "$slurm" | awk '$1 == "slurmctld" { print $2 }')
+		cluster_was=down
+		[ "$(docker inspect -f '{{.State.Running}}' "$ctld" 2>/dev/null)" != true ] || cluster_was=up
+	fi
+	test/slurm-docker/cluster up --slurm "$slurm" >/dev/null
+}
 want() { [[ $sections == *" $1 "* ]]; }
 show() { printf '$ %s\n' "$*"; }
 
@@ -88,7 +101,7 @@ make -s -C spank stephelper goempty "$stepdrive" BUILD="$spankbuild" >/dev/null
 # --- 1s, 1b: the libraries' copies --------------------------------------------
 rounds=$(( forks / batch ))
 envfile=$(mktemp) libdir=
-trap 'rm -f "$envfile" "$tmp"/* 2>/dev/null; rmdir "$tmp" 2>/dev/null; [ -z "$libdir" ] || rm -rf "$libdir"' EXIT
+trap 'rm -f "$envfile" "$tmp"/* 2>/dev/null; rmdir "$tmp" 2>/dev/null; [ -z "$libdir" ] || rm -rf "$libdir"; [ "$cluster_was" != down ] || test/slurm-docker/cluster down --slurm "$slurm" >/dev/null 2>&1 || :' EXIT
 tmp=$(mktemp -d)
 { cat detect/slurm/testdata/task-env.txt; printf 'OTEL_RESOURCE_ATTRIBUTES=%s\n' "$(cat detect/slurm/testdata/carrier-25.txt)"; } > "$envfile"
 step_ratio=- step_go=- step_noise=- gpu_step=- gpu_step_noise=-
@@ -195,7 +208,7 @@ fi
 # --- 2. step launch in the cluster ------------------------------------------
 if want 2; then
 say "2. step launch: srun -O -N2 -n8 true, plugin on vs --otel-attrs=off, $pairs interleaved pairs, Slurm $slurm"
-test/slurm-docker/cluster up --slurm "$slurm" >/dev/null
+cluster_up
 # Inside one allocation, so that what is timed is the step launch and not
 # the scheduler finding resources for a new job each time.
 show "test/slurm-docker/cluster exec --slurm $slurm -- salloc -O -N2 -n8 bash -c 'srun -O -N2 -n8 true; srun --otel-attrs=off -O -N2 -n8 true' (timed, alternating)"
@@ -232,7 +245,7 @@ fi
 if want 1gs; then
 node_rounds=$(( ${BENCH_NODE_FORKS:-1200} / batch ))
 say "1gs. per-task cost on node c1 of the Slurm $slurm cluster (4 fake GPUs), a task given 2 of them; ${BENCH_NODE_FORKS:-1200} tasks each"
-test/slurm-docker/cluster up --slurm "$slurm" >/dev/null
+cluster_up
 on_c1() { test/slurm-docker/cluster exec --slurm "$slurm" --node c1 --root -- "$@"; }
 stage=$(mktemp -d)
 # The task writes its environment and its device cgroup's list.
