@@ -341,7 +341,7 @@ func memoryBoundV1(t *testing.T, l *lab, mem string) {
 			run: alloc(4), want: []string{`^task=0 status=called rc=1 value=fault\.alloc=4$`, `^task=0 state=same$`}},
 		{name: "memory bound: a library that allocates 64 MiB in a cgroup of 48 MiB dies at the helper's bound; the task runs unchanged",
 			run: alloc(64), want: []string{`^task=0 status=helper-died rc=-1 value=-$`, `^task=0 state=same$`,
-				`^error: the step's helper .*: fatal error: .*(out of memory|cannot allocate memory) ` +
+				`^error: the step's helper .*: fatal error: .*(out of memory|cannot allocate memory).* ` +
 					`\(over the helper's own memory bound, RLIMIT_DATA: 8 MiB for the library's call; not the job's memory limit\)$`},
 			then: []followUp{
 				{"memory bound: one error line for the step", func(t testing.TB, r result) {
