@@ -14,16 +14,11 @@
 //	exit     os.Exit(3) in the middle of the call
 //	hang     never returns
 //
-// two that load memory the way a task's input can:
+// one that loads memory the way a task's input can:
 //
 //	alloc    allocates and writes SPANK_OTEL_TEST_ALLOC_MIB MiB (default
 //	         64) and returns 1 with "fault.alloc=N": past the helper's
 //	         memory bound the runtime dies of "out of memory"
-//	barrier  holds each helper until every helper of its step on the node
-//	         has reached the library (see barrier), then allocates
-//	         SPANK_OTEL_TEST_ALLOC_MIB MiB (default 0) and computes the
-//	         task's value as the real library does (taskenv.Compute), so
-//	         that all of a step's helpers hold their memory at once
 //
 // and one more, which is no fault but a probe of where the helper runs:
 //
@@ -53,11 +48,9 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-	"time"
 	"unsafe"
 
 	"github.com/spank-otel/spank-otel/internal/cgotraceback"
-	"github.com/spank-otel/spank-otel/taskenv"
 )
 
 // Like the real library: crash reports name the C frames.
@@ -107,12 +100,6 @@ func spank_otel_task_env(req *C.struct_so_task_request, value **C.char, log **C.
 		*log = nil
 		runtime.KeepAlive(held)
 		return 1
-	case "barrier":
-		arrived := barrier(envp)
-		held := allocate(lookup(envp, "SPANK_OTEL_TEST_ALLOC_MIB", 0))
-		rc := compute(envp, req, arrived, value, log)
-		runtime.KeepAlive(held)
-		return rc
 	}
 	*value = C.CString("fault.none=1")
 	*log = nil
@@ -169,57 +156,6 @@ func allocate(n int) [][]byte {
 		held = append(held, b)
 	}
 	return held
-}
-
-// barrier holds the helper until every helper of its step on the node has
-// come this far, or SPANK_OTEL_TEST_BARRIER_MS (default 1000) has passed:
-// each leaves a file named for its task in a directory of the step's,
-// /tmp/spank-otel-barrier.JOB.STEP, and waits until there are
-// SPANK_OTEL_TEST_BARRIER_TASKS of them (default SLURM_STEP_NUM_TASKS). A
-// helper the shim did not start or stopped before the library (no room)
-// never arrives; the others go on at the deadline. Returns how many had
-// arrived when it went on.
-func barrier(envp **C.char) int {
-	job, _ := getenv(envp, "SLURM_JOB_ID")
-	step, _ := getenv(envp, "SLURM_STEP_ID")
-	task, _ := getenv(envp, "SLURM_PROCID")
-	want := lookup(envp, "SPANK_OTEL_TEST_BARRIER_TASKS", lookup(envp, "SLURM_STEP_NUM_TASKS", 1))
-	wait := time.Duration(lookup(envp, "SPANK_OTEL_TEST_BARRIER_MS", 1000)) * time.Millisecond
-	dir := "/tmp/spank-otel-barrier." + job + "." + step
-	if err := os.Mkdir(dir, 0o700); err != nil && !os.IsExist(err) {
-		return 0
-	}
-	if f, err := os.Create(dir + "/" + task); err == nil {
-		f.Close()
-	}
-	deadline := time.Now().Add(wait)
-	for {
-		names, _ := os.ReadDir(dir)
-		if len(names) >= want || time.Now().After(deadline) {
-			return len(names)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
-// compute answers as the real library does for the request, with a debug
-// line saying how many helpers the barrier saw.
-func compute(envp **C.char, req *C.struct_so_task_request, arrived int, value **C.char, log **C.char) C.int {
-	opts := taskenv.Options{}
-	if req.flags&C.SO_REQ_STEP != 0 {
-		step := uint32(req.step_id)
-		opts.Step = &step
-	}
-	res := taskenv.Compute(environ(envp), opts)
-	*log = C.CString("D faultlib barrier: " + strconv.Itoa(arrived) + " helpers of the step arrived\n")
-	switch {
-	case !res.Changed:
-		return C.SO_RC_LEAVE
-	case res.Unset:
-		return C.SO_RC_UNSET
-	}
-	*value = C.CString(res.Value)
-	return C.SO_RC_SET
 }
 
 // placement describes the helper process from inside, for the cluster
