@@ -325,4 +325,37 @@ check "prebuild.sh wait fails at its deadline" prebuild_wait late \
 check "prebuild.sh wait returns at once for what was not built in the background" \
 	env SPANK_OTEL_PREBUILD="$host/prebuild-none" "$repo/test/prebuild.sh" wait slurm-source:25.11 jaeger
 
+# --- the cgroup v2 VM's console watch (test/vm/run.sh) ---------------------
+
+# vm_watch STUCK WANT: run.sh's console watch reads a kernel report of a
+# CPU stuck STUCK seconds; a stand-in qemu (its command line names this
+# run's initrd) is ended (WANT ended) or left running (WANT running).
+vm_watch() {
+	local stuck=$1 want=$2 dir=$host/vm-$1 fake
+	mkdir -p "$dir"
+	# exec -a: the stand-in's command line is what pkill -f matches.
+	bash -c 'exec -a "qemu-system-x86_64 -initrd $0/initrd.gz" sleep 30' "$dir" &
+	fake=$!
+	sleep 0.2
+	(
+		# shellcheck source=../vm/run.sh
+		. "$repo/test/vm/run.sh"
+		out=$dir started=$SECONDS
+		printf 'boot\r\n[ 1592.575412] watchdog: BUG: soft lockup - CPU#0 stuck for %ss! [slurmctld:210]\r\n' "$stuck" |
+			watch_console >/dev/null
+	)
+	sleep 0.2
+	if kill -0 "$fake" 2>/dev/null; then
+		kill "$fake"
+		[ "$want" = running ] || { echo "the stand-in qemu still runs after a report of $stuck s"; return 1; }
+		[ ! -e "$dir/lockup" ] || { echo "lockup written after a report of $stuck s"; return 1; }
+	else
+		[ "$want" = ended ] || { echo "the stand-in qemu was ended after a report of $stuck s"; return 1; }
+		expect_contains "$(cat "$dir/lockup")" "stuck for ${stuck}s"
+	fi
+	wait "$fake" 2>/dev/null || :
+}
+check "the VM's console watch ends a VM whose kernel reports a CPU stuck 1479 s" vm_watch 1479 ended
+check "the VM's console watch leaves a VM whose kernel reports a CPU stuck 22 s" vm_watch 22 running
+
 finish
