@@ -49,6 +49,7 @@ struct shared {
 	int done;             /* the child finished: the fields below hold */
 	int err;              /* its errno, or 0 */
 	int records;          /* the number of records */
+	int no_gpu;           /* the driver lists no GPU, or is absent */
 	size_t len;           /* their bytes in buf */
 	char current[PATH_MAX]; /* the name being read, for a stalled read */
 	char buf[SO_NODE_FILES_MAX];
@@ -260,8 +261,12 @@ static long record_dir(struct rec *r, const char *root, const char *name,
 	return at + (long)sizeof(uint32_t);
 }
 
-/* Records the information file of each GPU the driver lists. */
-static int record_driver(struct rec *r, const char *root)
+/* Records the information file of each GPU the driver lists, and sets
+ * *no_gpu when it lists none (no driver: its directory recorded absent).
+ * Such a node's records still answer the search, which then ends at them
+ * without a question to the node: Slurm sets CUDA_VISIBLE_DEVICES for
+ * other makers' GPUs too. */
+static int record_driver(struct rec *r, const char *root, int *no_gpu)
 {
 	char name[PATH_MAX];
 	size_t len, off;
@@ -269,11 +274,7 @@ static int record_driver(struct rec *r, const char *root)
 
 	if (data < 0)
 		return -1;
-	if (data == 0 || len == 0) {
-		/* No driver, or one without GPUs: nothing to find. */
-		errno = ENOENT;
-		return -1;
-	}
+	*no_gpu = data == 0 || len == 0;
 	/* The records grow behind the names: walk by offset. */
 	for (off = 0; off < len;) {
 		const char *entry = r->buf + data + off;
@@ -389,7 +390,7 @@ recorder(struct shared *sh, const char *root, const char *slurm_conf)
 	    syscall(SYS_setresuid, uid, uid, uid) != 0 ||
 	    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0)
 		err = errno ? errno : EPERM;
-	else if (record_driver(&r, root) != 0 || record_devices(&r, root) != 0 ||
+	else if (record_driver(&r, root, &sh->no_gpu) != 0 || record_devices(&r, root) != 0 ||
 		 record_conf(&r, root, slurm_conf) != 0)
 		err = errno ? errno : E2BIG;
 	sh->err = err;
@@ -489,6 +490,7 @@ int so_node_files_record(struct so_node_files *nf, const char *root,
 	} else if ((nf->buf = malloc(sh->len ? sh->len : 1))) {
 		memcpy(nf->buf, sh->buf, sh->len);
 		nf->len = sh->len;
+		nf->no_gpu = sh->no_gpu;
 		rc = sh->records;
 	} else {
 		err = ENOMEM;

@@ -31,6 +31,7 @@
 struct so_node_files {
 	char *buf; /* NULL when there are none */
 	size_t len;
+	int no_gpu;        /* the node's NVIDIA driver lists no GPU, or is absent */
 	pid_t left_behind; /* a recorder still blocked in the kernel, or 0 */
 };
 
@@ -38,11 +39,11 @@ struct so_node_files {
  * tests) for a node whose Slurm configuration file is slurm_conf (the
  * step parent's SLURM_CONF, which slurmd sets; NULL: no configuration
  * files recorded), in a child process with the caller's effective ids as
- * all of its ids, within timeout_ms. A node without the NVIDIA driver's
- * GPU directory gets none: it has no GPU to find.
+ * all of its ids, within timeout_ms. A node whose NVIDIA driver lists no
+ * GPU, or that has none, gets the same records (the driver's directory
+ * absent or empty) and nf->no_gpu: its tasks' searches end at them.
  *
  * Returns the number of records, or -1 with errno:
- *   ENOENT     no driver directory, nf empty;
  *   E2BIG      more than SO_NODE_FILES_MAX bytes, nf empty;
  *   ETIMEDOUT  the child did not finish in time: nf holds one
  *              SO_NODE_STALLED record naming the file it was reading

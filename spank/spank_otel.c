@@ -467,12 +467,12 @@ SO_EXPORT int slurm_spank_user_init(spank_t sp, int ac, char **av)
 	}
 	else if (records < 0)
 		so_debug("node files: none recorded for the tasks (%s)",
-			 errno == ENOENT ? "no NVIDIA GPU on this node"
-					 : strerror(errno));
+			 strerror(errno));
 	else
 		so_debug("node files: %d recorded for the tasks (%zu bytes) in "
-			 "%lld us", records, node_files.len,
-			 so_monotonic_us() - start);
+			 "%lld us%s", records, node_files.len,
+			 so_monotonic_us() - start,
+			 node_files.no_gpu ? "; no NVIDIA GPU on this node" : "");
 	return 0;
 }
 

@@ -82,6 +82,17 @@ func TestNodeFilesAnswerTheSearch(t *testing.T) {
 			tasks: []map[string]string{gpus("0", "1", "1")}},
 		{name: "MIG devices", pci: pci(1), order: []int{0}, cgroup: "ConstrainDevices=yes\n",
 			tasks: []map[string]string{gpus("MIG-0", "0", "1")}},
+		// Another maker's GPUs: Slurm sets CUDA_VISIBLE_DEVICES for them
+		// too, and the search ends at the records.
+		{name: "no NVIDIA driver", order: []int{0, 1}, cgroup: "ConstrainDevices=yes\n",
+			tasks: []map[string]string{gpus("0,1", "0,1", "2")}},
+		{name: "no NVIDIA driver, AutoDetect", cgroup: "ConstrainDevices=yes\n",
+			tasks: []map[string]string{gpus("0", "0", "1")}},
+		{name: "a driver that lists no GPU", order: []int{0}, cgroup: "ConstrainDevices=yes\n",
+			extra: func(t *testing.T, root string) {
+				assertNil(t, os.MkdirAll(filepath.Join(root, "proc/driver/nvidia/gpus"), 0o755))
+			},
+			tasks: []map[string]string{gpus("0", "0", "1")}},
 	}
 	for _, nc := range cases {
 		check(t, "node files: "+nc.name, func(t *testing.T) {
@@ -141,12 +152,13 @@ func TestNodeFilesAnswerTheSearch(t *testing.T) {
 			t.Errorf("from the records and the node: %q %v, source %s", uuids, warns, files.Source())
 		}
 	})
-	check(t, "node files: none without the driver's directory", func(t *testing.T) {
+	check(t, "node files: without the driver's directory, that directory absent", func(t *testing.T) {
 		root := t.TempDir()
 		write(t, root, "etc/slurm/gres.conf", "Name=gpu File=/dev/nvidia0\n")
-		out, err := exec.Command(drive, "--dump-node-files", root).CombinedOutput()
-		if err == nil || !strings.Contains(string(out), "no node files: No such file or directory") {
-			t.Errorf("--dump-node-files of a node without GPUs: %v, %q", err, out)
+		out, err := exec.Command(drive, "--dump-node-files", root).Output()
+		want := nodefiles.AppendRecord(nil, nodefiles.KindAbsent, "/proc/driver/nvidia/gpus", nil)
+		if err != nil || !strings.HasPrefix(string(out), string(want)) {
+			t.Errorf("--dump-node-files of a node without the driver: %v, %q, want it to begin %q", err, out, want)
 		}
 	})
 }
