@@ -262,10 +262,8 @@ static long record_dir(struct rec *r, const char *root, const char *name,
 }
 
 /* Records the information file of each GPU the driver lists, and sets
- * *no_gpu when it lists none (no driver: its directory recorded absent).
- * Such a node's records still answer the search, which then ends at them
- * without a question to the node: Slurm sets CUDA_VISIBLE_DEVICES for
- * other makers' GPUs too. */
+ * *no_gpu when it lists none or is absent (nodefiles.h: such a node is
+ * recorded all the same). */
 static int record_driver(struct rec *r, const char *root, int *no_gpu)
 {
 	char name[PATH_MAX];

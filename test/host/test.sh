@@ -331,12 +331,16 @@ check "prebuild.sh wait returns at once for what was not built in the background
 # CPU stuck STUCK seconds; a stand-in qemu (its command line names this
 # run's initrd) is ended (WANT ended) or left running (WANT running).
 vm_watch() {
-	local stuck=$1 want=$2 dir=$host/vm-$1 fake
+	local stuck=$1 want=$2 dir=$host/vm-$1 fake rc=0 i
 	mkdir -p "$dir"
-	# exec -a: the stand-in's command line is what pkill -f matches.
-	bash -c 'exec -a "qemu-system-x86_64 -initrd $0/initrd.gz" sleep 30' "$dir" &
+	# exec -a: the stand-in's command line is what pkill -f matches, once
+	# bash has exec'd.
+	bash -c 'exec -a "qemu-system-x86_64 -initrd $0/initrd.gz" sleep 10' "$dir" &
 	fake=$!
-	sleep 0.2
+	for ((i = 0; i < 100; i++)); do
+		grep -q qemu-system "/proc/$fake/cmdline" 2>/dev/null && break
+		sleep 0.05
+	done
 	(
 		# shellcheck source=../vm/run.sh
 		. "$repo/test/vm/run.sh"
@@ -344,16 +348,17 @@ vm_watch() {
 		printf 'boot\r\n[ 1592.575412] watchdog: BUG: soft lockup - CPU#0 stuck for %ss! [slurmctld:210]\r\n' "$stuck" |
 			watch_console >/dev/null
 	)
-	sleep 0.2
-	if kill -0 "$fake" 2>/dev/null; then
-		kill "$fake"
-		[ "$want" = running ] || { echo "the stand-in qemu still runs after a report of $stuck s"; return 1; }
-		[ ! -e "$dir/lockup" ] || { echo "lockup written after a report of $stuck s"; return 1; }
-	else
-		[ "$want" = ended ] || { echo "the stand-in qemu was ended after a report of $stuck s"; return 1; }
+	if [ "$want" = ended ]; then
+		# Ended by the watch: SIGTERM's status, not sleep's 0.
+		wait "$fake" || rc=$?
+		[ "$rc" = 143 ] || { echo "the stand-in qemu ended with status $rc after a report of $stuck s, not by SIGTERM"; return 1; }
 		expect_contains "$(cat "$dir/lockup")" "stuck for ${stuck}s"
+	else
+		kill -0 "$fake" 2>/dev/null || { echo "the stand-in qemu was ended after a report of $stuck s"; return 1; }
+		kill "$fake"
+		wait "$fake" 2>/dev/null || :
+		[ ! -e "$dir/lockup" ] || { echo "lockup written after a report of $stuck s"; return 1; }
 	fi
-	wait "$fake" 2>/dev/null || :
 }
 check "the VM's console watch ends a VM whose kernel reports a CPU stuck 1479 s" vm_watch 1479 ended
 check "the VM's console watch leaves a VM whose kernel reports a CPU stuck 22 s" vm_watch 22 running
