@@ -16,9 +16,4 @@ static inline long long so_monotonic_us(void)
 	return (long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
-static inline long long so_monotonic_ms(void)
-{
-	return so_monotonic_us() / 1000;
-}
-
 #endif
